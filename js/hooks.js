@@ -1,0 +1,140 @@
+// The hot path: async hooks that charge busy time to ledger slots.
+//
+// Not strict mode on purpose: tagging a frozen resource must fail silently, never throw
+// inside a hook (an exception there kills the process).
+//
+// Each async resource created while a scope is active is tagged with that scope's context
+// (`{ slot, scope, key }`); `before` switches the charged slot to the resource's context and
+// `after` switches back. The clock is read only when the charged slot changes, and at depth 0
+// `after` leaves the interval open: the next callback of the same scope continues it, and the
+// addon's prepare handle closes it just before the loop waits, so idle time is never charged.
+// No `destroy` hook and no map keyed by asyncId: the tag lives and dies with the resource.
+
+const { createHook, executionAsyncResource } = require('node:async_hooks');
+const { performance } = require('node:perf_hooks');
+
+// Ledger layout, shared with src/ledger.rs.
+const RUNNING = 0;
+const SINCE = 1;
+const HEADER = 4;
+
+const ROOT = context(0, null, undefined); // unattributed
+
+// An idle ledger between monitors: typed-array writes past its end are no-ops, so a scope()
+// that straddles stop() cannot throw.
+const IDLE = new Float64Array(HEADER).fill(-1);
+
+let L = IDLE; // the ledger
+let CALLS = HEADER; // offset of the per-slot callback counters
+let tag = Symbol('rloop.scope'); // new per monitor: tags from an earlier one mean nothing
+let cur = ROOT; // the context new resources inherit
+let depth = 0;
+const stack = [];
+
+// Servers opened in a scope: connections they accept are created by Node before any JS runs,
+// so only the trigger id links them. Few, and pruned once their handle is collected.
+const LINKED = new Set(['TCPSERVERWRAP', 'PIPESERVERWRAP']);
+const links = new Map(); // asyncId -> { ctx, handle: WeakRef }
+let pruneAt = 64;
+
+function context(slot, scope, key) {
+  return { slot, scope, key };
+}
+
+function charge(slot) {
+  const now = performance.now();
+  const running = L[RUNNING];
+  if (running >= 0) L[HEADER + running] += now - L[SINCE];
+  // SINCE before RUNNING: a reader on another thread that sees the new slot sees its start.
+  L[SINCE] = now;
+  L[RUNNING] = slot;
+}
+
+function init(asyncId, type, triggerAsyncId, resource) {
+  if (cur !== ROOT) {
+    resource[tag] = cur;
+    if (LINKED.has(type)) link(asyncId, resource);
+  } else if (links.size !== 0 && type !== 'PROMISE') {
+    const l = links.get(triggerAsyncId);
+    if (l !== undefined) resource[tag] = l.ctx;
+  }
+}
+
+function before() {
+  const ctx = executionAsyncResource()[tag] ?? ROOT;
+  stack[depth++] = cur;
+  cur = ctx;
+  const slot = ctx.slot;
+  L[CALLS + slot]++;
+  if (L[RUNNING] !== slot) charge(slot);
+}
+
+function after() {
+  if (depth === 0) return; // hooks were enabled inside this callback
+  depth--;
+  if (depth === 0) {
+    cur = ROOT; // leave the interval open: coalesced with the next callback, or closed at idle
+    return;
+  }
+  cur = stack[depth];
+  stack[depth] = undefined;
+  if (L[RUNNING] !== cur.slot) charge(cur.slot);
+}
+
+function link(asyncId, resource) {
+  if (links.size >= pruneAt) {
+    for (const [id, l] of links) if (l.handle.deref() === undefined) links.delete(id);
+    pruneAt = Math.max(64, links.size * 2);
+  }
+  links.set(asyncId, { ctx: cur, handle: new WeakRef(resource) });
+}
+
+const hook = createHook({ init, before, after });
+
+/** Starts charging `ledger` (a Float64Array laid out as src/ledger.rs says). */
+function install(ledger, slots) {
+  L = ledger;
+  CALLS = HEADER + slots;
+  tag = Symbol('rloop.scope');
+  cur = ROOT;
+  depth = 0;
+  L[RUNNING] = 0; // the code running now (the caller of start()) is unattributed busy time
+  L[SINCE] = performance.now();
+  hook.enable();
+}
+
+function uninstall() {
+  hook.disable();
+  L = IDLE;
+  CALLS = HEADER;
+  cur = ROOT;
+  depth = 0;
+  stack.length = 0;
+  links.clear();
+}
+
+/** Runs `fn` charged to `ctx`, as do all async resources it creates. */
+function run(ctx, fn, thisArg, args) {
+  const prev = cur;
+  enter(ctx);
+  try {
+    return Reflect.apply(fn, thisArg, args);
+  } finally {
+    cur = prev;
+    if (L[RUNNING] !== prev.slot) charge(prev.slot);
+  }
+}
+
+/** Charges the rest of the current callback, and what it creates, to `ctx`. */
+function enter(ctx) {
+  cur = ctx;
+  L[CALLS + ctx.slot]++;
+  if (L[RUNNING] !== ctx.slot) charge(ctx.slot);
+}
+
+/** The slot being charged now, or -1 while idle. */
+function running() {
+  return L[RUNNING];
+}
+
+module.exports = { ROOT, context, install, uninstall, run, enter, running };

@@ -1,0 +1,49 @@
+'use strict';
+// The public API. Attribution is per thread: each thread (main or worker) starts its own.
+
+const native = require('./native');
+const hooks = require('./hooks');
+const { Monitor } = require('./monitor');
+const { startOptions, scopeName, scopeKey } = require('./options');
+
+let active = null; // this thread's running monitor
+
+/** Starts attribution on this thread and returns its monitor. */
+function start(options) {
+  const opts = startOptions(options);
+  if (active !== null) {
+    throw new Error('rloop: already started on this thread; stop() the running monitor first');
+  }
+  active = new Monitor(opts, (m) => {
+    if (active === m) active = null;
+  });
+  return active;
+}
+
+/** Runs `fn` with its busy time, and that of all async work it starts, charged to `name`. */
+function scope(name, fn, options) {
+  scopeName(name);
+  if (typeof fn !== 'function') throw new TypeError(`rloop: scope() needs a function, got ${typeof fn}`);
+  const key = scopeKey(options);
+  if (active === null) return fn();
+  return hooks.run(active.context(name, key), fn, undefined, []);
+}
+
+/** Charges the rest of the current callback, and all it starts, to `name`. */
+function enter(name, options) {
+  scopeName(name);
+  const key = scopeKey(options);
+  if (active !== null) hooks.enter(active.context(name, key));
+}
+
+/** This thread's running monitor, or null. */
+function monitor() {
+  return active;
+}
+
+/** Every monitored thread's current (live) and last complete window, readable from any thread. */
+function threads() {
+  return native.threads();
+}
+
+module.exports = { start, scope, enter, monitor, threads };

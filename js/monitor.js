@@ -1,0 +1,125 @@
+'use strict';
+// One thread's monitor: owns the ledger, registers scopes and keys with the addon, and
+// emits each closed window. Reads come from the addon, which keeps the windows.
+
+const { EventEmitter } = require('node:events');
+const { performance } = require('node:perf_hooks');
+const { threadId } = require('node:worker_threads');
+const native = require('./native');
+const hooks = require('./hooks');
+
+// Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
+const FIRST_SCOPE = 2;
+
+/** `performance.now() - native.monotonicMs()`, from the tightest of a few paired readings. */
+function clockOffsetMs() {
+  let best = Infinity;
+  let offset = 0;
+  for (let i = 0; i < 7; i++) {
+    const a = performance.now();
+    const m = native.monotonicMs();
+    const b = performance.now();
+    if (b - a < best) {
+      best = b - a;
+      offset = (a + b) / 2 - m;
+    }
+  }
+  return offset;
+}
+
+class Monitor extends EventEmitter {
+  #native;
+  #options;
+  #scopes = new Map(); // name -> context of the scope without a key
+  #keyBase;
+  #keyOwners; // key slot - keyBase -> context bound to it
+  #nextKey = 0;
+  #timer;
+  #lastSeq = 0;
+  #onStop;
+
+  constructor(options, onStop) {
+    super();
+    this.#options = options;
+    this.#onStop = onStop;
+    const cells = native.ledgerCells(options.maxScopes, options.keySlots);
+    const ledger = new Float64Array(new ArrayBuffer(cells * 8));
+    this.#native = new native.NativeMonitor(ledger.buffer, {
+      ...options,
+      threadId,
+      clockOffsetMs: clockOffsetMs(),
+      timeOrigin: performance.timeOrigin,
+    });
+    this.#keyBase = FIRST_SCOPE + options.maxScopes;
+    this.#keyOwners = new Array(options.keySlots);
+    // Created before the hooks are on, so its callbacks are unattributed, whoever started us.
+    this.#timer = setInterval(() => this.#emitWindows(), options.windowMs);
+    this.#timer.unref();
+    hooks.install(ledger, this.#keyBase + options.keySlots);
+  }
+
+  get windowMs() {
+    return this.#options.windowMs;
+  }
+
+  /** The current window, live (a callback still running is included), with `last`. */
+  elu() {
+    return this.#native.elu();
+  }
+
+  /** The last `history` complete windows, oldest first. */
+  history() {
+    return this.#native.history(0);
+  }
+
+  /** Busy time per scope since start. */
+  totals() {
+    return this.#native.totals();
+  }
+
+  /** Removes every hook and handle; idempotent. */
+  stop() {
+    if (this.#timer === undefined) return;
+    hooks.uninstall();
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#native.stop();
+    this.#onStop(this);
+  }
+
+  get stopped() {
+    return this.#timer === undefined;
+  }
+
+  /** The context charged for `name` (and `key`), registering what is new. */
+  context(name, key) {
+    let scope = this.#scopes.get(name);
+    if (scope === undefined) {
+      scope = hooks.context(this.#native.addScope(name), null, undefined);
+      this.#scopes.set(name, scope);
+    }
+    return key === undefined ? scope : this.#bindKey(scope, key);
+  }
+
+  #bindKey(scope, key) {
+    const n = this.#options.keySlots;
+    let j = this.#nextKey++ % n;
+    // Never rebind the slot being charged right now (a key entered inside its own callback).
+    if (this.#keyBase + j === hooks.running()) j = this.#nextKey++ % n;
+    const old = this.#keyOwners[j];
+    if (old !== undefined) old.slot = old.scope.slot; // late work of an old key goes to its scope
+    const ctx = hooks.context(this.#keyBase + j, scope, key);
+    this.#keyOwners[j] = ctx;
+    this.#native.bindKey(ctx.slot, scope.slot, key);
+    return ctx;
+  }
+
+  #emitWindows() {
+    for (const w of this.#native.history(this.#lastSeq)) {
+      this.#lastSeq = w.seq;
+      this.emit('window', w);
+    }
+  }
+}
+
+module.exports = { Monitor };

@@ -1,0 +1,85 @@
+'use strict';
+// Validation of public options: a bad value throws a TypeError or RangeError naming the option.
+
+const START_DEFAULTS = Object.freeze({
+  windowMs: 1000, // one rolling window
+  history: 60, // complete windows kept
+  maxScopes: 10000, // distinct scope names; more are charged to '(other)' and counted
+  maxKeys: 10000, // distinct keys recorded per window; more are counted as dropped
+  worstKeys: 5, // worst keys listed per scope and window
+  keySlots: 65536, // keys charged at once; a key's slot is reused after this many newer keys
+});
+
+const START_LIMITS = Object.freeze({
+  windowMs: [10, 3600000],
+  history: [1, 86400],
+  maxScopes: [1, 1000000],
+  maxKeys: [0, 1000000],
+  worstKeys: [0, 1000],
+  keySlots: [16, 1 << 22],
+});
+
+const MAX_NAME = 256;
+
+function integerIn(name, value, [min, max]) {
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw new TypeError(`rloop: option '${name}' must be an integer, got ${describe(value)}`);
+  }
+  if (value < min || value > max) {
+    throw new RangeError(`rloop: option '${name}' must be between ${min} and ${max}, got ${value}`);
+  }
+  return value;
+}
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  return typeof value === 'object' || typeof value === 'function' ? typeof value : `${typeof value} ${String(value)}`;
+}
+
+function plainObject(name, value) {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`rloop: ${name} must be an object, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Options of start(), defaults filled in. */
+function startOptions(options) {
+  const given = plainObject('start() options', options);
+  for (const name of Object.keys(given)) {
+    if (!(name in START_DEFAULTS)) {
+      throw new TypeError(`rloop: unknown option '${name}' (known: ${Object.keys(START_DEFAULTS).join(', ')})`);
+    }
+  }
+  const out = {};
+  for (const [name, fallback] of Object.entries(START_DEFAULTS)) {
+    out[name] = given[name] === undefined ? fallback : integerIn(name, given[name], START_LIMITS[name]);
+  }
+  return out;
+}
+
+/** A scope name: a non-empty string, at most MAX_NAME characters. */
+function scopeName(name) {
+  if (typeof name !== 'string') throw new TypeError(`rloop: scope name must be a string, got ${describe(name)}`);
+  if (name.length === 0 || name.length > MAX_NAME) {
+    throw new RangeError(`rloop: scope name must be 1 to ${MAX_NAME} characters, got ${name.length}`);
+  }
+  return name;
+}
+
+/** The `key` of scope()/enter() options as a string, or undefined. */
+function scopeKey(options) {
+  const { key, ...rest } = plainObject('scope options', options);
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw new TypeError(`rloop: unknown scope option '${unknown}' (known: key)`);
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' && typeof key !== 'number') {
+    throw new TypeError(`rloop: option 'key' must be a string or a number, got ${describe(key)}`);
+  }
+  const s = String(key);
+  return s.length > MAX_NAME ? s.slice(0, MAX_NAME) : s;
+}
+
+module.exports = { START_DEFAULTS, startOptions, scopeName, scopeKey, describe };

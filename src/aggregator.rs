@@ -1,0 +1,478 @@
+//! The aggregator: turns the ledger's cumulative per-slot counters into windows.
+//!
+//! Slots are the ledger's unit of charge. Slot 0 is unattributed time, slot 1 is `(other)`
+//! (scopes past the cap), then one slot per scope, then a ring of key slots: a key slot is
+//! bound to one (scope, key) at a time and rebound when the ring comes round, its time so far
+//! retired into the current window first. A window is the difference of cumulative readings
+//! at its two ends, so a window closed while a callback still runs includes that callback's
+//! time so far, and nothing is counted twice.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+
+use crate::ledger::{Ledger, Reading};
+
+pub const UNATTRIBUTED: usize = 0;
+pub const OTHER: usize = 1;
+const FIRST_SCOPE: usize = 2;
+
+/// Validated settings of one monitor.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub window_ms: f64,
+    pub history: usize,
+    pub max_scopes: usize,
+    pub key_slots: usize,
+    /// Distinct keys recorded per window; more are counted in `dropped`.
+    pub max_keys: usize,
+    /// Worst keys listed per scope and window.
+    pub worst_keys: usize,
+    /// `performance.timeOrigin` of the monitored thread, to turn its clock into epoch ms.
+    pub time_origin: f64,
+}
+
+impl Config {
+    pub fn slots(&self) -> usize {
+        FIRST_SCOPE + self.max_scopes + self.key_slots
+    }
+    fn key_base(&self) -> usize {
+        FIRST_SCOPE + self.max_scopes
+    }
+}
+
+/// Per-key busy time of one scope in one window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyStats {
+    pub count: u64,
+    pub dropped: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub worst: Vec<(String, f64)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScopeWindow {
+    /// Scope index (= its slot); not part of the public output.
+    pub index: usize,
+    pub name: String,
+    pub busy_ms: f64,
+    pub calls: f64,
+    pub keys: Option<KeyStats>,
+}
+
+/// One window: busy time per scope between `start` and `end` (monitored thread's clock, ms).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    pub seq: u64,
+    pub start: f64,
+    pub end: f64,
+    pub busy_ms: f64,
+    pub unattributed: ScopeWindow,
+    /// Scopes that were charged, busiest first.
+    pub scopes: Vec<ScopeWindow>,
+}
+
+struct KeyOwner {
+    scope: usize,
+    key: String,
+}
+
+/// Time of keys whose slot was rebound during the current window.
+#[derive(Default)]
+struct Retired {
+    per_scope: HashMap<usize, Reading>,
+    keys: Vec<(usize, String, f64)>,
+    dropped: HashMap<usize, u64>,
+}
+
+pub struct Aggregator {
+    cfg: Config,
+    names: Vec<String>,
+    scopes_overflowed: u64,
+    key_owner: Vec<Option<KeyOwner>>,
+    key_high_water: usize,
+    base: Vec<Reading>,
+    retired: Retired,
+    window_start: f64,
+    seq: u64,
+    totals: Vec<Reading>,
+    history: VecDeque<Arc<Window>>,
+}
+
+impl Aggregator {
+    pub fn new(cfg: Config, now: f64) -> Self {
+        let slots = cfg.slots();
+        Aggregator {
+            names: vec!["(unattributed)".into(), "(other)".into()],
+            scopes_overflowed: 0,
+            key_owner: (0..cfg.key_slots).map(|_| None).collect(),
+            key_high_water: 0,
+            base: vec![Reading::default(); slots],
+            retired: Retired::default(),
+            window_start: now,
+            seq: 0,
+            totals: vec![Reading::default(); FIRST_SCOPE],
+            history: VecDeque::with_capacity(cfg.history),
+            cfg,
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Registers a scope name; returns its slot, or `OTHER` once `max_scopes` are taken.
+    pub fn add_scope(&mut self, name: &str) -> usize {
+        if self.names.len() >= FIRST_SCOPE + self.cfg.max_scopes {
+            self.scopes_overflowed += 1;
+            return OTHER;
+        }
+        self.names.push(name.to_owned());
+        self.totals.push(Reading::default());
+        self.names.len() - 1
+    }
+
+    pub fn scopes_overflowed(&self) -> u64 {
+        self.scopes_overflowed
+    }
+
+    /// Binds key slot `slot` to (`scope`, `key`), retiring what its previous key was charged
+    /// in this window. Called by the monitored thread while that slot is not running.
+    pub fn bind_key(&mut self, ledger: &Ledger, now: f64, slot: usize, scope: usize, key: String) -> Result<(), String> {
+        let j = slot
+            .checked_sub(self.cfg.key_base())
+            .filter(|&j| j < self.cfg.key_slots)
+            .ok_or_else(|| format!("slot {slot} is not a key slot"))?;
+        if scope >= self.names.len() {
+            return Err(format!("scope {scope} is not registered"));
+        }
+        let reading = ledger.read(slot, ledger.running(), now);
+        if let Some(old) = self.key_owner[j].take() {
+            let d = delta(reading, self.base[slot]);
+            let r = self.retired.per_scope.entry(old.scope).or_default();
+            r.busy_ms += d.busy_ms;
+            r.calls += d.calls;
+            if d.busy_ms > 0.0 {
+                if self.retired.keys.len() < self.cfg.max_keys {
+                    self.retired.keys.push((old.scope, old.key, d.busy_ms));
+                } else {
+                    *self.retired.dropped.entry(old.scope).or_default() += 1;
+                }
+            }
+        }
+        self.base[slot] = reading;
+        self.key_owner[j] = Some(KeyOwner { scope, key });
+        self.key_high_water = self.key_high_water.max(j + 1);
+        Ok(())
+    }
+
+    /// The window from the last close until `now`, read without closing it.
+    pub fn measure(&self, ledger: &Ledger, now: f64) -> Window {
+        self.scan(ledger, now).0
+    }
+
+    /// Closes the current window at `now`, keeps it in the history and returns it.
+    pub fn close(&mut self, ledger: &Ledger, now: f64) -> Arc<Window> {
+        let (window, readings) = self.scan(ledger, now);
+        for (slot, r) in readings {
+            self.base[slot] = r;
+        }
+        self.retired = Retired::default();
+        self.window_start = now;
+        self.seq += 1;
+        for s in std::iter::once(&window.unattributed).chain(&window.scopes) {
+            add(&mut self.totals[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
+        }
+        let window = Arc::new(window);
+        if self.history.len() == self.cfg.history {
+            self.history.pop_front();
+        }
+        self.history.push_back(window.clone());
+        window
+    }
+
+    /// When the current window is due to close.
+    pub fn due(&self) -> f64 {
+        self.window_start + self.cfg.window_ms
+    }
+
+    pub fn last(&self) -> Option<Arc<Window>> {
+        self.history.back().cloned()
+    }
+
+    pub fn history(&self) -> impl Iterator<Item = &Arc<Window>> {
+        self.history.iter()
+    }
+
+    /// Busy time and calls per scope index since start, the current window included.
+    pub fn totals(&self, ledger: &Ledger, now: f64) -> Vec<(&str, Reading)> {
+        let current = self.measure(ledger, now);
+        let mut sums = self.totals.clone();
+        for s in std::iter::once(&current.unattributed).chain(&current.scopes) {
+            add(&mut sums[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
+        }
+        self.names.iter().map(String::as_str).zip(sums).collect()
+    }
+
+    fn scan(&self, ledger: &Ledger, now: f64) -> (Window, Vec<(usize, Reading)>) {
+        let running = ledger.running();
+        let key_base = self.cfg.key_base();
+        let slots = (0..self.names.len()).chain(key_base..key_base + self.key_high_water);
+        let readings: Vec<(usize, Reading)> = slots.map(|s| (s, ledger.read(s, running, now))).collect();
+
+        let mut per_scope = vec![Reading::default(); self.names.len()];
+        let mut keys = KeyTable::new(self.cfg.max_keys, self.retired.dropped.clone());
+        for (&scope, r) in &self.retired.per_scope {
+            add(&mut per_scope[scope], *r);
+        }
+        for (scope, key, busy) in &self.retired.keys {
+            keys.add(*scope, key, *busy);
+        }
+        for &(slot, reading) in &readings {
+            let d = delta(reading, self.base[slot]);
+            if slot < key_base {
+                add(&mut per_scope[slot], d);
+            } else if let Some(owner) = &self.key_owner[slot - key_base] {
+                add(&mut per_scope[owner.scope], d);
+                if d.busy_ms > 0.0 {
+                    keys.add(owner.scope, &owner.key, d.busy_ms);
+                }
+            }
+        }
+
+        let mut key_stats = keys.finish(self.cfg.worst_keys);
+        let mut scope_window = |index: usize| ScopeWindow {
+            index,
+            name: self.names[index].clone(),
+            busy_ms: per_scope[index].busy_ms,
+            calls: per_scope[index].calls,
+            keys: key_stats.remove(&index),
+        };
+        let unattributed = scope_window(UNATTRIBUTED);
+        let mut scopes: Vec<ScopeWindow> = (OTHER..self.names.len())
+            .filter(|&i| per_scope[i].busy_ms > 0.0 || per_scope[i].calls > 0.0)
+            .map(scope_window)
+            .collect();
+        scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms));
+        let window = Window {
+            seq: self.seq + 1,
+            start: self.window_start,
+            end: now,
+            busy_ms: per_scope.iter().map(|r| r.busy_ms).sum(),
+            unattributed,
+            scopes,
+        };
+        (window, readings)
+    }
+}
+
+/// Keys charged in one window, capped at `max` distinct keys.
+struct KeyTable<'a> {
+    max: usize,
+    busy: HashMap<(usize, &'a str), f64>,
+    dropped: HashMap<usize, u64>,
+}
+
+impl<'a> KeyTable<'a> {
+    fn new(max: usize, dropped: HashMap<usize, u64>) -> Self {
+        KeyTable { max, busy: HashMap::new(), dropped }
+    }
+
+    fn add(&mut self, scope: usize, key: &'a str, busy_ms: f64) {
+        let full = self.busy.len() >= self.max;
+        match self.busy.get_mut(&(scope, key)) {
+            Some(b) => *b += busy_ms,
+            None if full => *self.dropped.entry(scope).or_default() += 1,
+            None => {
+                self.busy.insert((scope, key), busy_ms);
+            }
+        }
+    }
+
+    fn finish(self, worst: usize) -> HashMap<usize, KeyStats> {
+        let mut by_scope: HashMap<usize, Vec<(&str, f64)>> = HashMap::new();
+        for ((scope, key), busy) in self.busy {
+            by_scope.entry(scope).or_default().push((key, busy));
+        }
+        let mut out: HashMap<usize, KeyStats> = by_scope
+            .into_iter()
+            .map(|(scope, mut keys)| {
+                let dropped = self.dropped.get(&scope).copied().unwrap_or(0);
+                (scope, key_stats(&mut keys, dropped, worst))
+            })
+            .collect();
+        for (scope, dropped) in self.dropped {
+            out.entry(scope).or_insert_with(|| key_stats(&mut Vec::new(), dropped, worst));
+        }
+        out
+    }
+}
+
+fn key_stats(keys: &mut [(&str, f64)], dropped: u64, worst: usize) -> KeyStats {
+    // Microsecond resolution, three significant digits: enough to rank messages and requests.
+    let mut h = Histogram::<u64>::new(3).expect("3 significant digits is a valid precision");
+    for &(_, busy) in keys.iter() {
+        h.saturating_record(((busy * 1e3).round() as u64).max(1));
+    }
+    keys.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let ms = |us: u64| if keys.is_empty() { 0.0 } else { us as f64 / 1e3 };
+    KeyStats {
+        count: keys.len() as u64,
+        dropped,
+        p50_ms: ms(h.value_at_quantile(0.5)),
+        p99_ms: ms(h.value_at_quantile(0.99)),
+        max_ms: keys.first().map_or(0.0, |k| k.1),
+        worst: keys.iter().take(worst).map(|&(k, b)| (k.to_owned(), b)).collect(),
+    }
+}
+
+fn add(to: &mut Reading, d: Reading) {
+    to.busy_ms += d.busy_ms;
+    to.calls += d.calls;
+}
+
+/// What a slot was charged since `base`; never negative (a reader racing a switch may see a
+/// reading a hair early, and a window must not give time back).
+fn delta(now: Reading, base: Reading) -> Reading {
+    Reading { busy_ms: (now.busy_ms - base.busy_ms).max(0.0), calls: (now.calls - base.calls).max(0.0) }
+}
+
+impl Window {
+    /// The public shape (`index.d.ts`: `Window`), times as epoch milliseconds.
+    pub fn to_json(&self, time_origin: f64) -> Value {
+        let duration = self.end - self.start;
+        let elu = |busy: f64| if duration > 0.0 { (busy / duration).clamp(0.0, 1.0) } else { 0.0 };
+        let scope = |s: &ScopeWindow| {
+            let mut v = json!({ "name": s.name, "elu": elu(s.busy_ms), "busyMs": s.busy_ms, "calls": s.calls });
+            if let Some(k) = &s.keys {
+                v["keys"] = json!({
+                    "count": k.count, "dropped": k.dropped,
+                    "p50Ms": k.p50_ms, "p99Ms": k.p99_ms, "maxMs": k.max_ms,
+                    "worst": k.worst.iter().map(|(key, b)| json!({ "key": key, "busyMs": b })).collect::<Vec<_>>(),
+                });
+            }
+            v
+        };
+        json!({
+            "seq": self.seq,
+            "start": time_origin + self.start,
+            "end": time_origin + self.end,
+            "durationMs": duration,
+            "thread": { "elu": elu(self.busy_ms), "busyMs": self.busy_ms },
+            "unattributed": scope(&self.unattributed),
+            "scopes": self.scopes.iter().map(scope).collect::<Vec<_>>(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::test_support::Memory;
+
+    fn cfg() -> Config {
+        Config { window_ms: 1000.0, history: 3, max_scopes: 2, key_slots: 2, max_keys: 2, worst_keys: 1, time_origin: 0.0 }
+    }
+
+    fn scope<'a>(w: &'a Window, name: &str) -> &'a ScopeWindow {
+        w.scopes.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scope {name} in {w:?}"))
+    }
+
+    #[test]
+    fn window_sums_scopes_and_unattributed_and_includes_running_time() {
+        let m = Memory::new(cfg().slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(cfg(), 0.0);
+        let x = a.add_scope("x");
+        m.switch_to(UNATTRIBUTED, 0.0);
+        m.switch_to(x, 100.0);
+        m.call(x);
+        // x still running at 400: a live read charges it 300 ms so far.
+        let w = a.measure(&l, 400.0);
+        assert_eq!(w.unattributed.busy_ms, 100.0);
+        assert_eq!(scope(&w, "x").busy_ms, 300.0);
+        assert_eq!(scope(&w, "x").calls, 1.0);
+        assert_eq!(w.busy_ms, 400.0);
+
+        let closed = a.close(&l, 500.0);
+        assert_eq!(scope(&closed, "x").busy_ms, 400.0);
+        l.close_running(700.0);
+        let next = a.measure(&l, 1000.0);
+        assert_eq!(scope(&next, "x").busy_ms, 200.0, "the next window starts where the last ended");
+        assert_eq!(next.busy_ms, 200.0);
+        let totals = a.totals(&l, 1000.0);
+        assert_eq!(totals.iter().find(|t| t.0 == "x").unwrap().1.busy_ms, 600.0);
+    }
+
+    #[test]
+    fn scopes_past_the_cap_go_to_other_and_are_counted() {
+        let mut a = Aggregator::new(cfg(), 0.0);
+        assert_eq!(a.add_scope("a"), 2);
+        assert_eq!(a.add_scope("b"), 3);
+        assert_eq!(a.add_scope("c"), OTHER);
+        assert_eq!(a.scopes_overflowed(), 1);
+    }
+
+    #[test]
+    fn keys_get_percentiles_worst_and_survive_rebinding() {
+        let c = cfg();
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c.clone(), 0.0);
+        let s = a.add_scope("route");
+        let k0 = 2 + c.max_scopes;
+        a.bind_key(&l, 0.0, k0, s, "req-1".into()).unwrap();
+        m.switch_to(k0, 0.0);
+        m.switch_to(UNATTRIBUTED, 10.0);
+        a.bind_key(&l, 10.0, k0 + 1, s, "req-2".into()).unwrap();
+        m.switch_to(k0 + 1, 10.0);
+        m.switch_to(UNATTRIBUTED, 40.0);
+        // The ring comes round: req-1's 10 ms are retired into this window, req-3 starts at zero.
+        a.bind_key(&l, 40.0, k0, s, "req-3".into()).unwrap();
+        m.switch_to(k0, 40.0);
+        l.close_running(45.0);
+        let w = a.close(&l, 50.0);
+        let route = scope(&w, "route");
+        assert_eq!(route.busy_ms, 45.0);
+        let keys = route.keys.as_ref().unwrap();
+        assert_eq!(keys.count, 2, "max_keys = 2: the third key is dropped, its time still counted");
+        assert_eq!(keys.dropped, 1);
+        assert_eq!(keys.worst, vec![("req-2".to_string(), 30.0)]);
+        assert_eq!(keys.max_ms, 30.0);
+        assert!((keys.p50_ms - 10.0).abs() < 0.02, "{keys:?}");
+        assert!((keys.p99_ms - 30.0).abs() < 0.05, "{keys:?}");
+        assert!(a.bind_key(&l, 50.0, 1, s, "x".into()).is_err(), "slot 1 is not a key slot");
+    }
+
+    #[test]
+    fn history_keeps_the_last_n_windows() {
+        let m = Memory::new(cfg().slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(cfg(), 0.0);
+        for i in 1..=5 {
+            a.close(&l, i as f64 * 1000.0);
+        }
+        let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
+        assert_eq!(seqs, vec![3, 4, 5]);
+        assert_eq!(a.due(), 6000.0);
+    }
+
+    #[test]
+    fn json_has_elu_and_epoch_times() {
+        let m = Memory::new(cfg().slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(cfg(), 0.0);
+        let x = a.add_scope("x");
+        m.switch_to(x, 0.0);
+        let v = a.close(&l, 250.0).to_json(1_000_000.0);
+        assert_eq!(v["start"], 1_000_000.0);
+        assert_eq!(v["durationMs"], 250.0);
+        assert_eq!(v["thread"]["elu"], 1.0);
+        assert_eq!(v["scopes"][0]["name"], "x");
+        assert_eq!(v["unattributed"]["busyMs"], 0.0);
+    }
+}

@@ -1,0 +1,18 @@
+//! rloop: live per-scope event-loop busy time for Node.js.
+//!
+//! The JS async hooks (js/hooks.js) charge busy time to slots in the [`ledger`], a
+//! Float64Array over memory this addon reads from any thread. The [`aggregator`] turns the
+//! ledger's cumulative counters into rolling windows; the [`registry`] holds every thread's
+//! monitor and the thread that closes windows on time, even while a loop is blocked.
+//! `binding` is the N-API surface and `uv` the libuv handle that marks the loop idle; both
+//! need a Node process to link against, so unit tests leave them out.
+
+mod aggregator;
+mod clock;
+mod ledger;
+mod registry;
+
+#[cfg(not(test))]
+mod binding;
+#[cfg(not(test))]
+mod uv;

@@ -1,0 +1,126 @@
+//! The idle mark and teardown, the addon's only libuv and raw N-API code.
+//!
+//! A prepare handle runs just before the loop blocks for I/O: it charges the running interval
+//! and marks the ledger idle, so waiting is never charged to the last scope (the JS hooks
+//! leave an interval open between callbacks of one scope to save clock reads). An async
+//! cleanup hook closes the handle when a worker's environment goes away without `stop()`.
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+use std::ptr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use napi::sys;
+
+use crate::ledger::Ledger;
+use crate::registry::{self, Shared};
+
+/// Room for a `uv_prepare_t` (120 bytes on x86-64 in every libuv Node ships).
+#[repr(C, align(8))]
+struct UvPrepare([u64; 32]);
+
+extern "C" {
+    // Exported by the node binary; resolved when the addon is loaded.
+    fn uv_prepare_init(event_loop: *mut sys::uv_loop_s, handle: *mut UvPrepare) -> c_int;
+    fn uv_prepare_start(handle: *mut UvPrepare, cb: unsafe extern "C" fn(*mut UvPrepare)) -> c_int;
+    fn uv_prepare_stop(handle: *mut UvPrepare) -> c_int;
+    fn uv_unref(handle: *mut UvPrepare);
+    fn uv_close(handle: *mut UvPrepare, cb: unsafe extern "C" fn(*mut UvPrepare));
+}
+
+/// A monitor's hold on its thread: the prepare handle, the ledger buffer, the cleanup hook.
+/// Lives on the heap from `attach` until libuv has closed the handle.
+#[repr(C)]
+pub struct Attachment {
+    // First field, so a handle pointer is an attachment pointer.
+    handle: UvPrepare,
+    env: sys::napi_env,
+    shared: Arc<Shared>,
+    ledger: Ledger,
+    buffer: sys::napi_ref,
+    cleanup: sys::napi_async_cleanup_hook_handle,
+    closing: bool,
+}
+
+fn check(what: &str, status: c_int) -> napi::Result<()> {
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(napi::Error::from_reason(format!("rloop: {what} failed ({status})")))
+    }
+}
+
+/// Starts the idle mark on `env`'s loop, registers the monitor for other threads and arranges
+/// teardown with the environment. Takes `buffer`, a strong reference to the ledger's
+/// ArrayBuffer, released on detach.
+///
+/// # Safety
+/// Call on the thread that owns `env`; `ledger` must view the memory `buffer` keeps alive.
+pub unsafe fn attach(env: sys::napi_env, shared: Arc<Shared>, ledger: Ledger, buffer: sys::napi_ref) -> napi::Result<*mut Attachment> {
+    let mut event_loop = ptr::null_mut();
+    check("napi_get_uv_event_loop", sys::napi_get_uv_event_loop(env, &mut event_loop))?;
+    let a = Box::into_raw(Box::new(Attachment {
+        handle: UvPrepare([0; 32]),
+        env,
+        shared,
+        ledger,
+        buffer,
+        cleanup: ptr::null_mut(),
+        closing: false,
+    }));
+    let h = ptr::addr_of_mut!((*a).handle);
+    if let Err(e) = check("uv_prepare_init", uv_prepare_init(event_loop, h)) {
+        drop(Box::from_raw(a)); // never initialised: libuv does not know it
+        return Err(e);
+    }
+    uv_prepare_start(h, on_prepare);
+    uv_unref(h); // the mark must not keep the process alive
+    let status = sys::napi_add_async_cleanup_hook(env, Some(on_env_teardown), a.cast(), &mut (*a).cleanup);
+    if status != sys::Status::napi_ok {
+        detach(a);
+        return Err(napi::Error::from_reason("rloop: napi_add_async_cleanup_hook failed"));
+    }
+    registry::register((*a).shared.clone());
+    Ok(a)
+}
+
+/// Stops all reads of the ledger, releases the buffer and closes the handle. Idempotent
+/// until libuv frees the attachment in `on_closed`.
+///
+/// # Safety
+/// `a` comes from `attach` and the close has not completed; call on the owning thread.
+pub unsafe fn detach(a: *mut Attachment) {
+    let at = &mut *a;
+    if at.closing {
+        return;
+    }
+    at.closing = true;
+    registry::unregister(&at.shared);
+    at.shared.detach();
+    sys::napi_delete_reference(at.env, at.buffer);
+    let h = ptr::addr_of_mut!(at.handle);
+    uv_prepare_stop(h);
+    uv_close(h, on_closed);
+}
+
+unsafe extern "C" fn on_prepare(h: *mut UvPrepare) {
+    let a = &*(h as *const Attachment);
+    // A panic must not unwind into libuv; losing one idle mark only blurs one interval.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        a.ledger.close_running(a.shared.clock.now());
+        a.shared.loops.fetch_add(1, Relaxed);
+    }));
+}
+
+unsafe extern "C" fn on_closed(h: *mut UvPrepare) {
+    let a = Box::from_raw(h as *mut Attachment);
+    if !a.cleanup.is_null() {
+        // Tells Node this environment's teardown may go on (or unregisters, after stop()).
+        sys::napi_remove_async_cleanup_hook(a.cleanup);
+    }
+}
+
+unsafe extern "C" fn on_env_teardown(_handle: sys::napi_async_cleanup_hook_handle, arg: *mut c_void) {
+    detach(arg.cast());
+}
