@@ -1,0 +1,61 @@
+'use strict';
+// The configurations compared side by side. Each is set up in a fresh process before the
+// workload runs, and gives the workload a `scope(name, fn)`; those that attribute report
+// how much of the thread's busy time reached the workload's scopes.
+
+const { createHook } = require('node:async_hooks');
+const { performance } = require('node:perf_hooks');
+
+const noop = () => {};
+const unscoped = { scope: (name, fn) => fn(), attribution: () => null };
+
+function emptyHooks(callbacks) {
+  createHook(callbacks).enable();
+  return unscoped;
+}
+
+/**
+ * `busyMs()` gives busy ms per scope name. Busy time of the thread comes from
+ * eventLoopUtilization(), the same independent yardstick for every configuration.
+ */
+function attributing(scope, busyMs) {
+  const elu0 = performance.eventLoopUtilization();
+  return {
+    scope,
+    attribution(names) {
+      const busy = busyMs();
+      const ms = names.map((n) => busy.get(n) ?? 0);
+      const attributedMs = ms.reduce((a, b) => a + b, 0);
+      return {
+        scopes: ms.filter((x) => x > 0).length, // how many of `names` were charged anything
+        attributedMs,
+        share: attributedMs / performance.eventLoopUtilization(elu0).active,
+      };
+    },
+  };
+}
+
+function pureJs() {
+  const ref = require('./purejs').start();
+  return attributing(ref.scope, ref.busyMs);
+}
+
+function rloop() {
+  const rloop = require('..');
+  const monitor = rloop.start();
+  const busyMs = () => new Map(monitor.totals().scopes.map((s) => [s.name, s.busyMs]));
+  return attributing((name, fn) => rloop.scope(name, fn), busyMs);
+}
+
+const CONFIGS = {
+  nohook: { label: 'no hook', setup: () => unscoped },
+  hooks3: { label: 'empty hooks: init+before+after', setup: () => emptyHooks({ init: noop, before: noop, after: noop }) },
+  hooks4: {
+    label: 'empty hooks: all four incl. destroy',
+    setup: () => emptyHooks({ init: noop, before: noop, after: noop, destroy: noop }),
+  },
+  purejs: { label: 'pure-JS reference (Map+destroy+now)', setup: pureJs },
+  rloop: { label: 'rloop', setup: rloop },
+};
+
+module.exports = { CONFIGS, BASELINE: 'nohook', REFERENCE: 'purejs', SUBJECT: 'rloop' };

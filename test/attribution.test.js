@@ -1,0 +1,161 @@
+'use strict';
+// Attribution accuracy against known busy work, on real timers, promises and fs.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { performance } = require('node:perf_hooks');
+const rloop = require('..');
+const { busy, sleep, scopeIn } = require('./helpers');
+
+test('a scope doing 30 ms of work every 100 ms through timers, promises and fs reads 30 %', async () => {
+  const file = path.join(os.tmpdir(), `rloop-attr-${process.pid}`);
+  fs.writeFileSync(file, 'x'.repeat(4096));
+  const mon = rloop.start({ windowMs: 500 });
+  const tick = () => {
+    setTimeout(() => busy(10), 1);
+    Promise.resolve().then(() => busy(5)).then(() => busy(5));
+    fs.readFile(file, () => fs.stat(file, () => busy(10)));
+  };
+  const timer = setInterval(() => rloop.scope('work', tick), 100);
+  await sleep(600); // let a first full window begin with the workload running
+  const from = mon.elu().last.seq;
+  const elu0 = performance.eventLoopUtilization();
+  const totals0 = mon.totals();
+  await sleep(3000);
+  const totals1 = mon.totals();
+  const elu = performance.eventLoopUtilization(elu0);
+  clearInterval(timer);
+  const windows = mon.history().filter((w) => w.seq > from);
+  mon.stop();
+  fs.unlinkSync(file);
+
+  assert.ok(windows.length >= 4, `complete windows: ${windows.length}`);
+  const share = windows.reduce((s, w) => s + scopeIn(w, 'work').busyMs, 0) / windows.reduce((s, w) => s + w.durationMs, 0);
+  assert.ok(Math.abs(share - 0.3) <= 0.03, `work read ${(share * 100).toFixed(1)} %, expected 30 ± 3`);
+  for (const w of windows) {
+    const sum = w.scopes.reduce((s, x) => s + x.busyMs, 0) + w.unattributed.busyMs;
+    assert.ok(Math.abs(sum - w.thread.busyMs) < 1e-6, `scopes + unattributed = thread busy (${sum} vs ${w.thread.busyMs})`);
+    assert.ok(scopeIn(w, 'work').calls > 0);
+  }
+  // Thread busy time agrees with Node's own event-loop utilization over the same span.
+  const ours = (totals1.thread.busyMs - totals0.thread.busyMs) / (elu.idle + elu.active);
+  assert.ok(Math.abs(ours - elu.utilization) <= 0.05 * elu.utilization, `thread ELU ${ours.toFixed(4)} vs Node ${elu.utilization.toFixed(4)}`);
+});
+
+test('nested scopes are exclusive: a nanosecond is charged once, to the innermost scope', () => {
+  const mon = rloop.start();
+  rloop.scope('outer', () => {
+    busy(20);
+    rloop.scope('inner', () => {
+      busy(30);
+      rloop.scope('innermost', () => busy(15));
+    });
+    busy(10);
+  });
+  const now = mon.elu();
+  mon.stop();
+  const ms = (n) => scopeIn(now, n).busyMs;
+  assert.ok(Math.abs(ms('outer') - 30) < 3, `outer ${ms('outer')}`);
+  assert.ok(Math.abs(ms('inner') - 30) < 3, `inner ${ms('inner')}`);
+  assert.ok(Math.abs(ms('innermost') - 15) < 3, `innermost ${ms('innermost')}`);
+  assert.strictEqual(scopeIn(now, 'outer').calls, 1);
+});
+
+test('async work inherits the innermost scope that created it', async () => {
+  const mon = rloop.start();
+  await new Promise((resolve) => {
+    rloop.scope('outer', () => {
+      setTimeout(() => busy(20), 1); // outer
+      rloop.scope('inner', () => {
+        setImmediate(() => {
+          busy(20); // inner, by inheritance
+          process.nextTick(() => busy(10)); // still inner, one level further down
+        });
+      });
+      setTimeout(resolve, 50);
+    });
+  });
+  const totals = mon.totals();
+  mon.stop();
+  const ms = (n) => totals.scopes.find((s) => s.name === n)?.busyMs ?? 0;
+  assert.ok(Math.abs(ms('outer') - 20) < 4, `outer ${ms('outer')}`);
+  assert.ok(Math.abs(ms('inner') - 30) < 4, `inner ${ms('inner')}`);
+});
+
+test('enter() charges the rest of the callback and what it starts', async () => {
+  const mon = rloop.start();
+  await new Promise((resolve) =>
+    setTimeout(() => {
+      busy(10); // unattributed
+      rloop.enter('node:abc', { key: 'msg-1' });
+      busy(20);
+      setTimeout(() => {
+        busy(15);
+        resolve();
+      }, 1);
+    }, 1),
+  );
+  const w = mon.elu();
+  mon.stop();
+  const node = scopeIn(w, 'node:abc');
+  assert.ok(Math.abs(node.busyMs - 35) < 4, `node:abc ${node.busyMs}`);
+  assert.ok(w.unattributed.busyMs >= 9, `unattributed ${w.unattributed.busyMs}`);
+  assert.strictEqual(node.keys.count, 1);
+  assert.strictEqual(node.keys.worst[0].key, 'msg-1');
+  assert.ok(Math.abs(node.keys.worst[0].busyMs - 35) < 4);
+});
+
+test('per-key statistics: percentiles, worst keys and the key cap', async () => {
+  const mon = rloop.start({ maxKeys: 50, worstKeys: 3 });
+  // 60 requests: 57 of 2 ms, then 8, 12 and 20 ms ones; only 50 keys fit the window.
+  const costs = [...Array(57).fill(2), 8, 12, 20];
+  for (let i = 0; i < costs.length; i++) {
+    await new Promise((resolve) => rloop.scope('route:/users', () => setImmediate(() => resolve(busy(costs[i]))), { key: `req-${i}` }));
+  }
+  const w = mon.elu();
+  mon.stop();
+  const keys = scopeIn(w, 'route:/users').keys;
+  assert.strictEqual(keys.count, 50);
+  assert.strictEqual(keys.dropped, 10);
+  assert.ok(Math.abs(keys.p50Ms - 2) < 0.6, `p50 ${keys.p50Ms}`);
+  assert.ok(keys.maxMs >= 1.9 && keys.maxMs < 3, `max of the recorded keys ${keys.maxMs}`);
+  assert.deepStrictEqual(keys.worst.length, 3);
+  assert.ok(scopeIn(w, 'route:/users').busyMs >= costs.reduce((a, b) => a + b) - 1, 'dropped keys still count in the scope');
+});
+
+test('key slots are reused: late work of an old key goes to its scope', async () => {
+  const mon = rloop.start({ keySlots: 16 });
+  let late;
+  rloop.scope('job', () => {
+    late = new Promise((resolve) => setTimeout(() => resolve(busy(10)), 30));
+  }, { key: 'first' });
+  for (let i = 0; i < 40; i++) rloop.scope('job', () => busy(0.1), { key: `k${i}` });
+  await late;
+  const w = mon.elu();
+  mon.stop();
+  const job = scopeIn(w, 'job');
+  assert.ok(job.busyMs >= 13, `job ${job.busyMs}`);
+  assert.ok(!job.keys.worst.some((k) => k.key === 'first' && k.busyMs > 5), 'the reused slot does not charge the old key');
+});
+
+test('a server opened in a scope charges the connections it accepts', async () => {
+  const net = require('node:net');
+  const mon = rloop.start();
+  const server = await new Promise((resolve) => {
+    rloop.scope('tcp-in', () => {
+      const s = net.createServer((socket) => socket.on('data', () => { busy(20); socket.end('ok'); }));
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    });
+  });
+  await new Promise((resolve, reject) => {
+    const c = net.connect(server.address().port, '127.0.0.1', () => c.write('hi'));
+    c.on('data', () => {}).on('end', resolve).on('error', reject);
+  });
+  server.close();
+  const w = mon.elu();
+  mon.stop();
+  assert.ok(scopeIn(w, 'tcp-in').busyMs >= 19, `tcp-in ${scopeIn(w, 'tcp-in').busyMs}`);
+});
