@@ -9,6 +9,7 @@
 
 mod aggregator;
 mod clock;
+mod keys;
 mod ledger;
 mod registry;
 

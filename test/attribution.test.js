@@ -58,9 +58,10 @@ test('nested scopes are exclusive: a nanosecond is charged once, to the innermos
   const now = mon.elu();
   mon.stop();
   const ms = (n) => scopeIn(now, n).busyMs;
-  assert.ok(Math.abs(ms('outer') - 30) < 3, `outer ${ms('outer')}`);
-  assert.ok(Math.abs(ms('inner') - 30) < 3, `inner ${ms('inner')}`);
-  assert.ok(Math.abs(ms('innermost') - 15) < 3, `innermost ${ms('innermost')}`);
+  // Inclusive time would read 75 / 45 / 15; the margin is for a shared, noisy machine.
+  assert.ok(Math.abs(ms('outer') - 30) < 5, `outer ${ms('outer')}`);
+  assert.ok(Math.abs(ms('inner') - 30) < 5, `inner ${ms('inner')}`);
+  assert.ok(Math.abs(ms('innermost') - 15) < 5, `innermost ${ms('innermost')}`);
   assert.strictEqual(scopeIn(now, 'outer').calls, 1);
 });
 
@@ -110,20 +111,22 @@ test('enter() charges the rest of the callback and what it starts', async () => 
 
 test('per-key statistics: percentiles, worst keys and the key cap', async () => {
   const mon = rloop.start({ maxKeys: 50, worstKeys: 3 });
-  // 60 requests: 57 of 2 ms, then 8, 12 and 20 ms ones; only 50 keys fit the window.
+  // 60 requests: 57 of 2 ms, then 8, 12 and 20 ms ones; names are kept for 50 keys a window.
   const costs = [...Array(57).fill(2), 8, 12, 20];
   for (let i = 0; i < costs.length; i++) {
     await new Promise((resolve) => rloop.scope('route:/users', () => setImmediate(() => resolve(busy(costs[i]))), { key: `req-${i}` }));
   }
   const w = mon.elu();
   mon.stop();
-  const keys = scopeIn(w, 'route:/users').keys;
-  assert.strictEqual(keys.count, 50);
-  assert.strictEqual(keys.dropped, 10);
+  const route = scopeIn(w, 'route:/users');
+  const keys = route.keys;
+  assert.strictEqual(keys.count, 60, 'every key is counted');
+  assert.strictEqual(keys.dropped, 10, 'the least busy keys past the cap lose their names');
   assert.ok(Math.abs(keys.p50Ms - 2) < 0.6, `p50 ${keys.p50Ms}`);
-  assert.ok(keys.maxMs >= 1.9 && keys.maxMs < 3, `max of the recorded keys ${keys.maxMs}`);
-  assert.deepStrictEqual(keys.worst.length, 3);
-  assert.ok(scopeIn(w, 'route:/users').busyMs >= costs.reduce((a, b) => a + b) - 1, 'dropped keys still count in the scope');
+  assert.ok(keys.p99Ms > 11 && keys.p99Ms < 21, `p99 ${keys.p99Ms}`);
+  assert.ok(Math.abs(keys.maxMs - 20) < 1.5, `max ${keys.maxMs}`);
+  assert.deepStrictEqual(keys.worst.map((k) => k.key), ['req-59', 'req-58', 'req-57']);
+  assert.ok(route.busyMs >= costs.reduce((a, b) => a + b) - 1, `scope busy ${route.busyMs}`);
 });
 
 test('key slots are reused: late work of an old key goes to its scope', async () => {

