@@ -45,7 +45,9 @@ server.listen(0, '127.0.0.1', () => {
   let id = 0;
   const fire = () => {
     const url = id % 4 === 0 ? '/report' : '/users';
-    http.get({ host: '127.0.0.1', port: server.address().port, path: url, agent, headers: { 'x-id': id++ } }, (res) => res.resume());
+    http
+      .get({ host: '127.0.0.1', port: server.address().port, path: url, agent, headers: { 'x-id': id++ } }, (res) => res.resume())
+      .on('error', () => {}); // requests still in flight when the demo ends
   };
   const load = setInterval(fire, 10);
   setTimeout(() => {

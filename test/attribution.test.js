@@ -7,6 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
+const { AsyncResource } = require('node:async_hooks');
 const rloop = require('..');
 const { busy, sleep, scopeIn } = require('./helpers');
 
@@ -75,6 +76,8 @@ test('async work inherits the innermost scope that created it', async () => {
           busy(20); // inner, by inheritance
           process.nextTick(() => busy(10)); // still inner, one level further down
         });
+        const resource = new AsyncResource('UserQueue'); // a user resource, run later from outside
+        setTimeout(() => rloop.scope('elsewhere', () => resource.runInAsyncScope(() => busy(10))), 5);
       });
       setTimeout(resolve, 50);
     });
@@ -83,7 +86,8 @@ test('async work inherits the innermost scope that created it', async () => {
   mon.stop();
   const ms = (n) => totals.scopes.find((s) => s.name === n)?.busyMs ?? 0;
   assert.ok(Math.abs(ms('outer') - 20) < 4, `outer ${ms('outer')}`);
-  assert.ok(Math.abs(ms('inner') - 30) < 4, `inner ${ms('inner')}`);
+  assert.ok(Math.abs(ms('inner') - 40) < 5, `inner ${ms('inner')}`);
+  assert.ok(ms('elsewhere') < 2, `a resource runs in the scope that created it, not its caller's: ${ms('elsewhere')}`);
 });
 
 test('enter() charges the rest of the callback and what it starts', async () => {

@@ -1,0 +1,69 @@
+'use strict';
+// The benchmark harness runs end to end at a tiny scale and writes a well-formed result file.
+// Structure and attribution only: timings at this scale mean nothing, so none are asserted.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const CONFIGS = ['nohook', 'hooks3', 'hooks4', 'purejs', 'rloop'];
+const WORKLOADS = { setImmediate: CONFIGS, await: CONFIGS, http: CONFIGS, memory: ['nohook', 'rloop'] };
+
+const finite = (x, what) => assert.ok(Number.isFinite(x), `${what} is ${x}`);
+
+function assertStats(s, what) {
+  for (const k of ['median', 'mad', 'min', 'max', 'n']) finite(s[k], `${what}.${k}`);
+  assert.ok(s.min <= s.median && s.median <= s.max, `${what}: min ≤ median ≤ max`);
+}
+
+test('bench/run.js --quick at a tiny scale writes a result file with every workload and configuration', { timeout: 180_000 }, () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-bench-'));
+  try {
+    const args = ['bench/run.js', '--quick', '--rounds', '1', '--scale', '0.01', '--out', out];
+    const stdout = execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const files = fs.readdirSync(out);
+    assert.equal(files.length, 1);
+    assert.match(stdout, new RegExp(files[0].replace(/\./g, '\\.')), 'the table names the result file');
+    const result = JSON.parse(fs.readFileSync(path.join(out, files[0]), 'utf8'));
+
+    const fp = result.fingerprint;
+    for (const k of ['node', 'v8', 'cpu', 'startedAt']) assert.equal(typeof fp[k], 'string', `fingerprint.${k}`);
+    finite(fp.cores, 'fingerprint.cores');
+    assert.equal(fp.loadavg.length, 3);
+    assert.ok('commit' in fp && 'dirty' in fp);
+    assert.equal(fp.options.rounds, 1);
+
+    assert.deepEqual(Object.keys(result.workloads), Object.keys(WORKLOADS));
+    for (const [name, configs] of Object.entries(WORKLOADS)) {
+      const w = result.workloads[name];
+      assert.deepEqual(Object.keys(w.configs), configs, name);
+      finite(w.events, `${name}.events`);
+      for (const [c, s] of Object.entries(w.configs)) {
+        assertStats(s.perEvent, `${name}.${c}.perEvent`);
+        if (c === 'nohook') assert.equal(s.overhead, null);
+        else assertStats(s.overhead, `${name}.${c}.overhead`);
+        if (c === 'purejs' || c === 'rloop') {
+          assert.ok(s.attribution.ok, `${name}/${c} charges every scope: ${JSON.stringify(s.attribution)}`);
+          assertStats(s.attribution.share, `${name}.${c}.attribution.share`);
+        } else {
+          assert.equal(s.attribution, null);
+        }
+      }
+      if (name === 'memory') assertStats(w.configs.rloop.rssGrowthMB, 'memory.rloop.rssGrowthMB');
+      assert.ok(w.targets.length > 0, `${name} has targets`);
+      for (const t of w.targets) {
+        finite(t.value, `${name} target ${t.what}`);
+        assert.equal(typeof t.ok, 'boolean');
+      }
+      const samples = result.samples.filter((s) => s.workload === name);
+      assert.equal(samples.length, configs.length, `${name}: one fresh-process sample per configuration`);
+      for (const s of samples) finite(s.perEvent, `${name}/${s.config} sample`);
+    }
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+});
