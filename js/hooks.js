@@ -16,9 +16,10 @@ const { performance } = require('node:perf_hooks');
 // Ledger layout, shared with src/ledger.rs.
 const RUNNING = 0;
 const SINCE = 1;
+const WAKE = 2;
 const HEADER = 4;
 
-const ROOT = context(0, null, undefined); // unattributed
+const ROOT = context(0, null, null, undefined); // unattributed
 
 // An idle ledger between monitors: typed-array writes past its end are no-ops, so a scope()
 // that straddles stop() cannot throw.
@@ -37,14 +38,16 @@ const LINKED = new Set(['TCPSERVERWRAP', 'PIPESERVERWRAP']);
 const links = new Map(); // asyncId -> { ctx, handle: WeakRef }
 let pruneAt = 64;
 
-function context(slot, scope, key) {
-  return { slot, scope, key };
+/** What resources are tagged with: the slot charged, the scope's own context, and its name and key. */
+function context(slot, scope, name, key) {
+  return { slot, scope, name, key };
 }
 
 function charge(slot) {
   const now = performance.now();
   const running = L[RUNNING];
   if (running >= 0) L[HEADER + running] += now - L[SINCE];
+  else L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
   // SINCE before RUNNING: a reader on another thread that sees the new slot sees its start.
   L[SINCE] = now;
   L[RUNNING] = slot;
@@ -99,7 +102,7 @@ function install(ledger, slots) {
   cur = ROOT;
   depth = 0;
   L[RUNNING] = 0; // the code running now (the caller of start()) is unattributed busy time
-  L[SINCE] = performance.now();
+  L[SINCE] = L[WAKE] = performance.now();
   hook.enable();
 }
 
@@ -137,4 +140,9 @@ function running() {
   return L[RUNNING];
 }
 
-module.exports = { ROOT, context, install, uninstall, run, enter, running };
+/** The context code running now is charged to (ROOT outside every scope). */
+function current() {
+  return cur;
+}
+
+module.exports = { ROOT, context, install, uninstall, run, enter, running, current };

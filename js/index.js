@@ -36,6 +36,12 @@ function enter(name, options) {
   if (active !== null) hooks.enter(active.context(name, key));
 }
 
+/** The scope and key code running now is charged to: `{ scope, key }`, null outside any. */
+function current() {
+  const ctx = hooks.current();
+  return { scope: ctx.name, key: ctx.key ?? null };
+}
+
 /** This thread's running monitor, or null. */
 function monitor() {
   return active;
@@ -46,4 +52,4 @@ function threads() {
   return native.threads();
 }
 
-module.exports = { start, scope, enter, monitor, threads };
+module.exports = { start, scope, enter, current, monitor, threads };

@@ -4,7 +4,8 @@
 
 const { EventEmitter } = require('node:events');
 const { performance } = require('node:perf_hooks');
-const { threadId } = require('node:worker_threads');
+const path = require('node:path');
+const { threadId, isMainThread, Worker } = require('node:worker_threads');
 const native = require('./native');
 const hooks = require('./hooks');
 
@@ -37,6 +38,7 @@ class Monitor extends EventEmitter {
   #timer;
   #lastSeq = 0;
   #onStop;
+  #sampler; // the worker that takes stacks of stalls (main thread only)
 
   constructor(options, onStop) {
     super();
@@ -44,12 +46,24 @@ class Monitor extends EventEmitter {
     this.#onStop = onStop;
     const cells = native.ledgerCells(options.maxScopes, options.keySlots);
     const ledger = new Float64Array(new ArrayBuffer(cells * 8));
-    this.#native = new native.NativeMonitor(ledger.buffer, {
-      ...options,
-      threadId,
-      clockOffsetMs: clockOffsetMs(),
-      timeOrigin: performance.timeOrigin,
-    });
+    const onLag = options.lag ? (event) => this.emit('lag', event) : undefined;
+    this.#native = new native.NativeMonitor(
+      ledger.buffer,
+      {
+        ...options,
+        threadId,
+        clockOffsetMs: clockOffsetMs(),
+        timeOrigin: performance.timeOrigin,
+        lagThresholdMs: options.lag ? options.lagThreshold : undefined,
+      },
+      onLag,
+    );
+    // Only the main thread can be paused from another thread through public APIs
+    // (inspector's connectToMainThread); a worker's stalls come without a stack.
+    if (options.lag && isMainThread) {
+      this.#sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData: { threadId } });
+      this.#sampler.unref();
+    }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyOwners = new Array(options.keySlots);
     // Created before the hooks are on, so its callbacks are unattributed, whoever started us.
@@ -83,6 +97,10 @@ class Monitor extends EventEmitter {
     hooks.uninstall();
     clearInterval(this.#timer);
     this.#timer = undefined;
+    if (this.#sampler) {
+      native.unwatchStalls(threadId);
+      this.#sampler.terminate();
+    }
     this.#native.stop();
     this.#onStop(this);
   }
@@ -95,7 +113,7 @@ class Monitor extends EventEmitter {
   context(name, key) {
     let scope = this.#scopes.get(name);
     if (scope === undefined) {
-      scope = hooks.context(this.#native.addScope(name), null, undefined);
+      scope = hooks.context(this.#native.addScope(name), null, name, undefined);
       this.#scopes.set(name, scope);
     }
     return key === undefined ? scope : this.#bindKey(scope, key);
@@ -108,7 +126,7 @@ class Monitor extends EventEmitter {
     if (this.#keyBase + j === hooks.running()) j = this.#nextKey++ % n;
     const old = this.#keyOwners[j];
     if (old !== undefined) old.slot = old.scope.slot; // late work of an old key goes to its scope
-    const ctx = hooks.context(this.#keyBase + j, scope, key);
+    const ctx = hooks.context(this.#keyBase + j, scope, scope.name, key);
     this.#keyOwners[j] = ctx;
     this.#native.bindKey(ctx.slot, scope.slot, key);
     return ctx;

@@ -8,6 +8,10 @@ const START_DEFAULTS = Object.freeze({
   maxKeys: 10000, // distinct keys recorded per window; more are counted as dropped
   worstKeys: 5, // worst keys listed per scope and window
   keySlots: 65536, // keys charged at once; a key's slot is reused after this many newer keys
+  lag: true, // watch for stalls and emit 'lag'
+  lagThreshold: 50, // ms of busy loop without a poll that make a stall
+  io: true, // track async I/O and emit 'slowIO'
+  ioThreshold: 500, // ms an I/O operation takes to be slow
 });
 
 const START_LIMITS = Object.freeze({
@@ -17,6 +21,8 @@ const START_LIMITS = Object.freeze({
   maxKeys: [0, 1000000],
   worstKeys: [0, 1000],
   keySlots: [16, 1 << 22],
+  lagThreshold: [1, 3600000],
+  ioThreshold: [0, 3600000],
 });
 
 const MAX_NAME = 256;
@@ -28,6 +34,11 @@ function integerIn(name, value, [min, max]) {
   if (value < min || value > max) {
     throw new RangeError(`rloop: option '${name}' must be between ${min} and ${max}, got ${value}`);
   }
+  return value;
+}
+
+function boolean(name, value) {
+  if (typeof value !== 'boolean') throw new TypeError(`rloop: option '${name}' must be true or false, got ${describe(value)}`);
   return value;
 }
 
@@ -55,7 +66,10 @@ function startOptions(options) {
   }
   const out = {};
   for (const [name, fallback] of Object.entries(START_DEFAULTS)) {
-    out[name] = given[name] === undefined ? fallback : integerIn(name, given[name], START_LIMITS[name]);
+    const value = given[name];
+    if (value === undefined) out[name] = fallback;
+    else if (typeof fallback === 'boolean') out[name] = boolean(name, value);
+    else out[name] = integerIn(name, value, START_LIMITS[name]);
   }
   return out;
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::keys::{self, KeyStats, Unnamed};
+use crate::lag::LagStats;
 use crate::ledger::{Ledger, Reading};
 
 pub const UNATTRIBUTED: usize = 0;
@@ -63,6 +64,8 @@ pub struct Window {
     pub unattributed: ScopeWindow,
     /// Scopes that were charged, busiest first.
     pub scopes: Vec<ScopeWindow>,
+    /// Loop stretches and stalls, for a closed window of a monitor that tracks lag.
+    pub lag: Option<LagStats>,
 }
 
 struct KeyOwner {
@@ -166,8 +169,9 @@ impl Aggregator {
     }
 
     /// Closes the current window at `now`, keeps it in the history and returns it.
-    pub fn close(&mut self, ledger: &Ledger, now: f64) -> Arc<Window> {
-        let (window, readings) = self.scan(ledger, now);
+    pub fn close(&mut self, ledger: &Ledger, now: f64, lag: Option<LagStats>) -> Arc<Window> {
+        let (mut window, readings) = self.scan(ledger, now);
+        window.lag = lag;
         for (slot, r) in readings {
             self.base[slot] = r;
         }
@@ -183,6 +187,15 @@ impl Aggregator {
         }
         self.history.push_back(window.clone());
         window
+    }
+
+    /// The scope name and key a slot is charged to now.
+    pub fn describe_slot(&self, slot: usize) -> (&str, Option<&str>) {
+        match slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)) {
+            Some(Some(owner)) => (&self.names[owner.scope], Some(&owner.key)),
+            Some(None) => (&self.names[UNATTRIBUTED], None),
+            None => (self.names.get(slot).map_or(self.names[UNATTRIBUTED].as_str(), String::as_str), None),
+        }
     }
 
     /// When the current window is due to close.
@@ -252,6 +265,7 @@ impl Aggregator {
             busy_ms: per_scope.iter().map(|r| r.busy_ms).sum(),
             unattributed,
             scopes,
+            lag: None,
         };
         (window, readings)
     }
@@ -284,7 +298,7 @@ impl Window {
             }
             v
         };
-        json!({
+        let mut v = json!({
             "seq": self.seq,
             "start": time_origin + self.start,
             "end": time_origin + self.end,
@@ -292,7 +306,11 @@ impl Window {
             "thread": { "elu": elu(self.busy_ms), "busyMs": self.busy_ms },
             "unattributed": scope(&self.unattributed),
             "scopes": self.scopes.iter().map(scope).collect::<Vec<_>>(),
-        })
+        });
+        if let Some(l) = &self.lag {
+            v["lag"] = json!({ "stretches": l.stretches, "stalls": l.stalls, "p50Ms": l.p50_ms, "p99Ms": l.p99_ms, "maxMs": l.max_ms });
+        }
+        v
     }
 }
 
@@ -325,7 +343,7 @@ mod tests {
         assert_eq!(scope(&w, "x").calls, 1.0);
         assert_eq!(w.busy_ms, 400.0);
 
-        let closed = a.close(&l, 500.0);
+        let closed = a.close(&l, 500.0, None);
         assert_eq!(scope(&closed, "x").busy_ms, 400.0);
         l.close_running(700.0);
         let next = a.measure(&l, 1000.0);
@@ -362,7 +380,7 @@ mod tests {
         a.bind_key(&l, 40.0, k0, s, "req-3".into()).unwrap();
         m.switch_to(k0, 40.0);
         l.close_running(45.0);
-        let w = a.close(&l, 50.0);
+        let w = a.close(&l, 50.0, None);
         let route = scope(&w, "route");
         assert_eq!(route.busy_ms, 45.0);
         let keys = route.keys.as_ref().unwrap();
@@ -381,7 +399,7 @@ mod tests {
         let l = m.ledger();
         let mut a = Aggregator::new(cfg(), 0.0);
         for i in 1..=5 {
-            a.close(&l, i as f64 * 1000.0);
+            a.close(&l, i as f64 * 1000.0, None);
         }
         let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
         assert_eq!(seqs, vec![3, 4, 5]);
@@ -395,7 +413,7 @@ mod tests {
         let mut a = Aggregator::new(cfg(), 0.0);
         let x = a.add_scope("x");
         m.switch_to(x, 0.0);
-        let v = a.close(&l, 250.0).to_json(1_000_000.0);
+        let v = a.close(&l, 250.0, None).to_json(1_000_000.0);
         assert_eq!(v["start"], 1_000_000.0);
         assert_eq!(v["durationMs"], 250.0);
         assert_eq!(v["thread"]["elu"], 1.0);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi::sys;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{json, Value};
 
@@ -29,7 +30,12 @@ pub struct MonitorOptions {
     /// `performance.now() - monotonicMs()` on the calling thread.
     pub clock_offset_ms: f64,
     pub time_origin: f64,
+    /// Stalls at least this long are lag events; absent: no lag tracking.
+    pub lag_threshold_ms: Option<f64>,
 }
+
+/// A JS callback any thread may call; weak, so it never keeps a process alive.
+type Callback<T> = ThreadsafeFunction<T, Unknown<'static>, T, Status, false, true>;
 
 /// Milliseconds on the process-wide monotonic clock, to calibrate `performance.now()`.
 #[napi(catch_unwind)]
@@ -53,6 +59,30 @@ pub fn threads() -> Value {
     Value::Array(registry::monitors().iter().filter_map(|m| m.describe()).collect())
 }
 
+/// Calls `on_stall(wake)` while a stall on thread `thread_id` goes on, from the watch thread;
+/// the stack sampler (js/stack-sampler.js) answers with `stallStack`.
+#[napi(catch_unwind)]
+pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
+    registry::listen_for_stalls(
+        thread_id,
+        Some(Box::new(move |wake| {
+            on_stall.call(wake, ThreadsafeFunctionCallMode::NonBlocking);
+        })),
+    );
+}
+
+#[napi(catch_unwind)]
+pub fn unwatch_stalls(thread_id: u32) {
+    registry::listen_for_stalls(thread_id, None);
+}
+
+/// Gives the stall of thread `thread_id` that woke at `wake` the frames that were blocking it.
+/// False when that stall is over or has a stack already.
+#[napi(catch_unwind)]
+pub fn stall_stack(thread_id: u32, wake: f64, frames: Value) -> bool {
+    registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, frames))
+}
+
 /// Panics, so tests can show a Rust panic reaches JS as an exception.
 #[napi(js_name = "_panicForTests", catch_unwind)]
 pub fn panic_for_tests() {
@@ -69,8 +99,9 @@ pub struct NativeMonitor {
 
 #[napi]
 impl NativeMonitor {
+    /// `on_lag` receives each lag event as the loop leaves the stall.
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, ledger: Unknown, options: MonitorOptions) -> Result<Self> {
+    pub fn new(env: Env, ledger: Unknown, options: MonitorOptions, on_lag: Option<Callback<Value>>) -> Result<Self> {
         let cfg = Config {
             window_ms: options.window_ms,
             history: options.history as usize,
@@ -95,10 +126,15 @@ impl NativeMonitor {
         };
         let clock = Clock::new(options.clock_offset_ms);
         // SAFETY: `buffer` keeps the ArrayBuffer alive until `uv::detach`, which first makes
-        // both views unreachable (Shared::detach, handle stopped).
-        let (shared_view, thread_view) = unsafe { (Ledger::from_raw(cells, slots), Ledger::from_raw(cells, slots)) };
-        let shared = Shared::new(options.thread_id, clock, cfg, shared_view);
-        let attachment = unsafe { uv::attach(raw_env, shared.clone(), thread_view, buffer)? };
+        // the view unreachable (Shared::detach, handle stopped).
+        let ledger = unsafe { Ledger::from_raw(cells, slots) };
+        let shared = Shared::new(options.thread_id, clock, cfg, ledger, options.lag_threshold_ms);
+        let on_stall = on_lag.map(|f| -> uv::StallSink {
+            Box::new(move |event| {
+                f.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+            })
+        });
+        let attachment = unsafe { uv::attach(raw_env, shared.clone(), buffer, on_stall)? };
         Ok(NativeMonitor { shared, attachment })
     }
 

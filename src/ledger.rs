@@ -3,6 +3,7 @@
 //! Layout (index into f64 cells):
 //! - `RUNNING`: the slot charged now, or -1 while the loop is idle (closed by the prepare handle);
 //! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds;
+//! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
 //! - `HEADER + slot`: cumulative busy milliseconds of each slot;
 //! - `HEADER + slots + slot`: cumulative callbacks of each slot.
 //!
@@ -14,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 pub const RUNNING: usize = 0;
 pub const SINCE: usize = 1;
+pub const WAKE: usize = 2;
 pub const HEADER: usize = 4;
 
 /// Cells needed for `slots` slots.
@@ -66,6 +68,11 @@ impl Ledger {
         let slot = self.get(RUNNING);
         let since = self.get(SINCE);
         (slot >= 0.0 && (slot as usize) < self.slots).then_some((slot as usize, since))
+    }
+
+    /// When the loop last woke from idle.
+    pub fn wake(&self) -> f64 {
+        self.get(WAKE)
     }
 
     /// Cumulative busy time and calls of `slot` as of `now`, counting the running interval.
@@ -124,6 +131,8 @@ pub mod test_support {
             if running >= 0.0 {
                 let i = HEADER + running as usize;
                 self.set(i, self.get(i) + now - self.get(SINCE));
+            } else {
+                self.set(WAKE, now);
             }
             self.set(SINCE, now);
             self.set(RUNNING, slot as f64);

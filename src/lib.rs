@@ -10,6 +10,7 @@
 mod aggregator;
 mod clock;
 mod keys;
+mod lag;
 mod ledger;
 mod registry;
 

@@ -1,7 +1,7 @@
-//! Every thread's monitor, readable from any thread, and the ticker thread that closes
-//! windows on time whether or not the monitored loop is blocked.
+//! Every thread's monitor, readable from any thread, and the watch thread that closes windows
+//! on time and watches for stalls, whether or not the monitored loop is blocked.
 
-use std::sync::atomic::AtomicU64;
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -10,14 +10,17 @@ use serde_json::{json, Value};
 
 use crate::aggregator::{Aggregator, Config};
 use crate::clock::{monotonic_ms, Clock};
+use crate::lag::{Lag, Stall};
 use crate::ledger::Ledger;
+
+/// How often the watch thread looks at loops that track lag: a stall is noticed at most this
+/// long after it crosses the threshold.
+const WATCH_EVERY_MS: f64 = 5.0;
 
 /// What one monitored thread shares with the others.
 pub struct Shared {
     pub thread_id: u32,
     pub clock: Clock,
-    /// Loop iterations seen by the idle mark (the prepare handle); the monitored thread counts.
-    pub loops: AtomicU64,
     state: Mutex<State>,
 }
 
@@ -25,18 +28,21 @@ struct State {
     /// `None` once detached: the memory behind it may be gone.
     ledger: Option<Ledger>,
     agg: Aggregator,
+    lag: Option<Lag>,
 }
 
 impl Shared {
-    pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger) -> Arc<Self> {
+    /// `lag_threshold_ms`: stalls at least this long become lag events; `None` tracks no lag.
+    pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger, lag_threshold_ms: Option<f64>) -> Arc<Self> {
         let agg = Aggregator::new(cfg, clock.now());
-        Arc::new(Shared { thread_id, clock, loops: AtomicU64::new(0), state: Mutex::new(State { ledger: Some(ledger), agg }) })
+        let lag = lag_threshold_ms.map(Lag::new);
+        Arc::new(Shared { thread_id, clock, state: Mutex::new(State { ledger: Some(ledger), agg, lag }) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
     pub fn with<R>(&self, f: impl FnOnce(&mut Aggregator, &Ledger, f64) -> R) -> Option<R> {
         let mut st = self.state.lock();
-        let State { ledger, agg } = &mut *st;
+        let State { ledger, agg, .. } = &mut *st;
         let ledger = ledger.as_ref()?;
         Some(f(agg, ledger, self.clock.now()))
     }
@@ -46,14 +52,62 @@ impl Shared {
         self.state.lock().ledger = None;
     }
 
+    /// The idle mark, on the monitored thread just before its loop polls: ends the stretch
+    /// and charges the running interval. Returns the lag event if the stretch was a stall.
+    pub fn idle(&self) -> Option<Value> {
+        let mut st = self.state.lock();
+        let State { ledger, agg, lag } = &mut *st;
+        let ledger = ledger.as_ref()?;
+        let now = self.clock.now();
+        let (slot, _) = ledger.running()?;
+        let wake = ledger.wake();
+        ledger.close_running(now);
+        let stall = lag.as_mut()?.stretch_ended(wake, slot, now)?;
+        Some(self.stall_json(agg, stall))
+    }
+
+    fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
+        let (scope, key) = agg.describe_slot(stall.slot);
+        json!({
+            "lagMs": stall.lag_ms,
+            "at": agg.config().time_origin + stall.start,
+            "thread": self.thread_id,
+            "scope": if stall.slot == crate::aggregator::UNATTRIBUTED { None } else { Some(scope) },
+            "key": key,
+            "stack": stall.stack,
+            "noticedAfterMs": stall.noticed_after_ms,
+        })
+    }
+
+    /// The watch thread's look at this loop: `Some(wake)` when a stall is first noticed.
+    fn watch(&self) -> Option<f64> {
+        let mut st = self.state.lock();
+        let State { ledger, lag, .. } = &mut *st;
+        let (ledger, lag) = (ledger.as_ref()?, lag.as_mut()?);
+        let (slot, _) = ledger.running()?;
+        let wake = ledger.wake();
+        lag.watch(slot, wake, self.clock.now()).then_some(wake)
+    }
+
+    /// Frames of the code blocking the stall that woke at `wake`, from a stack sampler.
+    pub fn attach_stack(&self, wake: f64, stack: Value) -> bool {
+        self.state.lock().lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, stack))
+    }
+
+    fn tracks_lag(&self) -> bool {
+        self.state.lock().lag.is_some()
+    }
+
     /// Closes the window if it is due; returns when the next one is due (monotonic ms).
     fn tick(&self) -> Option<f64> {
-        self.with(|agg, ledger, now| {
-            if now >= agg.due() {
-                agg.close(ledger, now);
-            }
-            agg.due() - now + monotonic_ms()
-        })
+        let mut st = self.state.lock();
+        let State { ledger, agg, lag } = &mut *st;
+        let ledger = ledger.as_ref()?;
+        let now = self.clock.now();
+        if now >= agg.due() {
+            agg.close(ledger, now, lag.as_mut().map(Lag::close_window));
+        }
+        Some(agg.due() - now + monotonic_ms())
     }
 
     /// `{ threadId, windowMs, current, last }`, the current window read live.
@@ -70,13 +124,17 @@ impl Shared {
     }
 }
 
+/// Called with the `wake` of a stall on the thread it watches, while the stall goes on.
+pub type StallListener = Box<dyn Fn(f64) + Send + Sync>;
+
 static MONITORS: Mutex<Vec<Arc<Shared>>> = Mutex::new(Vec::new());
+static STALL_LISTENERS: Mutex<Option<HashMap<u32, StallListener>>> = Mutex::new(None);
 static WAKE: Condvar = Condvar::new();
 
 pub fn register(shared: Arc<Shared>) {
-    static TICKER: OnceLock<()> = OnceLock::new();
-    TICKER.get_or_init(|| {
-        std::thread::Builder::new().name("rloop-windows".into()).spawn(ticker).expect("spawn the rloop window thread");
+    static WATCHER: OnceLock<()> = OnceLock::new();
+    WATCHER.get_or_init(|| {
+        std::thread::Builder::new().name("rloop-watch".into()).spawn(watch_loop).expect("spawn the rloop watch thread");
     });
     MONITORS.lock().push(shared);
     WAKE.notify_one();
@@ -90,14 +148,39 @@ pub fn monitors() -> Vec<Arc<Shared>> {
     MONITORS.lock().clone()
 }
 
-fn ticker() {
+pub fn find(thread_id: u32) -> Option<Arc<Shared>> {
+    MONITORS.lock().iter().find(|s| s.thread_id == thread_id).cloned()
+}
+
+/// Sets (or with `None` removes) who is told of stalls on `thread_id`.
+pub fn listen_for_stalls(thread_id: u32, listener: Option<StallListener>) {
+    let mut all = STALL_LISTENERS.lock();
+    let map = all.get_or_insert_with(HashMap::new);
+    match listener {
+        Some(l) => map.insert(thread_id, l),
+        None => map.remove(&thread_id),
+    };
+}
+
+fn watch_loop() {
     loop {
-        let mut next = monotonic_ms() + 250.0;
+        let now = monotonic_ms();
+        let mut next = now + 250.0;
         for m in monitors() {
-            // A panic here must not end window closing for every thread.
-            if let Ok(Some(due)) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.tick())) {
-                next = next.min(due);
-            }
+            // A panic here must not end window closing and watching for every thread.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if let Some(due) = m.tick() {
+                    next = next.min(due);
+                }
+                if m.tracks_lag() {
+                    next = next.min(now + WATCH_EVERY_MS);
+                    if let Some(wake) = m.watch() {
+                        if let Some(listener) = STALL_LISTENERS.lock().as_ref().and_then(|l| l.get(&m.thread_id)) {
+                            listener(wake);
+                        }
+                    }
+                }
+            }));
         }
         let wait = (next - monotonic_ms()).clamp(0.0, 250.0);
         let mut list = MONITORS.lock();
@@ -109,13 +192,17 @@ fn ticker() {
 mod tests {
     use super::*;
     use crate::ledger::test_support::Memory;
+    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
+    fn cfg(window_ms: f64) -> Config {
+        Config { window_ms, history: 10, max_scopes: 4, key_slots: 4, max_keys: 4, worst_keys: 2, time_origin: 0.0 }
+    }
 
     #[test]
-    fn ticker_closes_windows_while_nobody_calls_in() {
-        let cfg = Config { window_ms: 20.0, history: 10, max_scopes: 4, key_slots: 4, max_keys: 4, worst_keys: 2, time_origin: 0.0 };
-        let mem = Memory::new(cfg.slots());
+    fn windows_close_while_nobody_calls_in() {
+        let mem = Memory::new(cfg(20.0).slots());
         let clock = Clock::new(0.0);
-        let shared = Shared::new(7, clock, cfg, mem.ledger());
+        let shared = Shared::new(7, clock, cfg(20.0), mem.ledger(), None);
         let x = shared.with(|agg, _, _| agg.add_scope("x")).unwrap();
         mem.switch_to(x, clock.now()); // "blocked" in x from now on
         register(shared.clone());
@@ -129,5 +216,37 @@ mod tests {
         assert!(d["current"]["scopes"][0]["elu"].as_f64().unwrap() > 0.99, "{d}");
         shared.detach();
         assert!(shared.describe().is_none());
+    }
+
+    #[test]
+    fn a_stall_is_noticed_while_it_lasts_and_reported_at_the_idle_mark() {
+        let mem = Memory::new(cfg(1000.0).slots());
+        let clock = Clock::new(0.0);
+        let shared = Shared::new(8, clock, cfg(1000.0), mem.ledger(), Some(30.0));
+        let x = shared.with(|agg, _, _| agg.add_scope("blocker")).unwrap();
+        let noticed = Arc::new(AtomicU64::new(0));
+        let n = noticed.clone();
+        let s = shared.clone();
+        listen_for_stalls(8, Some(Box::new(move |wake| {
+            n.store(wake.to_bits(), SeqCst);
+            s.attach_stack(wake, json!([{ "functionName": "spin" }]));
+        })));
+        register(shared.clone());
+        mem.set(crate::ledger::RUNNING, -1.0);
+        let start = clock.now();
+        mem.switch_to(x, start);
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(f64::from_bits(noticed.load(SeqCst)), start, "noticed while still blocked");
+        let event = shared.idle().expect("a stall");
+        unregister(&shared);
+        listen_for_stalls(8, None);
+        assert_eq!(event["scope"], "blocker");
+        assert_eq!(event["thread"], 8);
+        assert_eq!(event["stack"][0]["functionName"], "spin");
+        let lag = event["lagMs"].as_f64().unwrap();
+        assert!((80.0..200.0).contains(&lag), "{event}");
+        let after = event["noticedAfterMs"].as_f64().unwrap();
+        assert!((30.0..30.0 + 4.0 * WATCH_EVERY_MS).contains(&after), "{event}");
+        assert!(shared.idle().is_none(), "idle now: nothing more to report");
     }
 }

@@ -2,19 +2,21 @@
 //!
 //! A prepare handle runs just before the loop blocks for I/O: it charges the running interval
 //! and marks the ledger idle, so waiting is never charged to the last scope (the JS hooks
-//! leave an interval open between callbacks of one scope to save clock reads). An async
-//! cleanup hook closes the handle when a worker's environment goes away without `stop()`.
+//! leave an interval open between callbacks of one scope to save clock reads), and it ends the
+//! loop's busy stretch, reporting a stall. An async cleanup hook closes the handle when a
+//! worker's environment goes away without `stop()`.
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::ptr;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use napi::sys;
+use serde_json::Value;
 
-use crate::ledger::Ledger;
 use crate::registry::{self, Shared};
+
+pub type StallSink = Box<dyn Fn(Value)>;
 
 /// Room for a `uv_prepare_t` (120 bytes on x86-64 in every libuv Node ships).
 #[repr(C, align(8))]
@@ -37,7 +39,8 @@ pub struct Attachment {
     handle: UvPrepare,
     env: sys::napi_env,
     shared: Arc<Shared>,
-    ledger: Ledger,
+    /// Told of each stall as the loop leaves it.
+    on_stall: Option<StallSink>,
     buffer: sys::napi_ref,
     cleanup: sys::napi_async_cleanup_hook_handle,
     closing: bool,
@@ -56,15 +59,15 @@ fn check(what: &str, status: c_int) -> napi::Result<()> {
 /// ArrayBuffer, released on detach.
 ///
 /// # Safety
-/// Call on the thread that owns `env`; `ledger` must view the memory `buffer` keeps alive.
-pub unsafe fn attach(env: sys::napi_env, shared: Arc<Shared>, ledger: Ledger, buffer: sys::napi_ref) -> napi::Result<*mut Attachment> {
+/// Call on the thread that owns `env`; `shared`'s ledger must view the memory `buffer` keeps alive.
+pub unsafe fn attach(env: sys::napi_env, shared: Arc<Shared>, buffer: sys::napi_ref, on_stall: Option<StallSink>) -> napi::Result<*mut Attachment> {
     let mut event_loop = ptr::null_mut();
     check("napi_get_uv_event_loop", sys::napi_get_uv_event_loop(env, &mut event_loop))?;
     let a = Box::into_raw(Box::new(Attachment {
         handle: UvPrepare([0; 32]),
         env,
         shared,
-        ledger,
+        on_stall,
         buffer,
         cleanup: ptr::null_mut(),
         closing: false,
@@ -108,8 +111,9 @@ unsafe extern "C" fn on_prepare(h: *mut UvPrepare) {
     let a = &*(h as *const Attachment);
     // A panic must not unwind into libuv; losing one idle mark only blurs one interval.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        a.ledger.close_running(a.shared.clock.now());
-        a.shared.loops.fetch_add(1, Relaxed);
+        if let (Some(stall), Some(sink)) = (a.shared.idle(), &a.on_stall) {
+            sink(stall);
+        }
     }));
 }
 

@@ -1,0 +1,155 @@
+//! Stalls: stretches of busy loop between two polls for I/O.
+//!
+//! A stretch runs from the first callback after the loop wakes (the ledger's `WAKE`) to the
+//! idle mark before the next poll. Every stretch goes into the window's histogram; one at or
+//! above the threshold is a stall and becomes a lag event. While a stretch is running, the
+//! watch thread samples which slot is charged, so a stall is attributed to the slot that held
+//! the loop most, and is noticed while it is still going on (for a stack to be taken then).
+
+use hdrhistogram::Histogram;
+use serde_json::Value;
+
+/// Lag of one window: every stretch's length, and how many were stalls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LagStats {
+    pub stretches: u64,
+    pub stalls: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// A stall that has ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stall {
+    /// When the loop woke into it (monitored thread's clock, ms).
+    pub start: f64,
+    pub lag_ms: f64,
+    /// The slot that held the loop for most of the stall.
+    pub slot: usize,
+    /// How long after `start` the watch thread noticed it, if it did.
+    pub noticed_after_ms: Option<f64>,
+    /// Frames taken while it blocked, if a stack sampler delivered them in time.
+    pub stack: Option<Value>,
+}
+
+pub struct Lag {
+    threshold_ms: f64,
+    /// `WAKE` of the stretch being watched; NaN before the first.
+    wake: f64,
+    /// Samples per slot in the stretch being watched.
+    tally: Vec<(usize, u32)>,
+    noticed_at: Option<f64>,
+    stack: Option<Value>,
+    stretches: Histogram<u32>,
+    stalls: u64,
+    max_ms: f64,
+}
+
+fn histogram() -> Histogram<u32> {
+    // Microseconds from 1 µs to an hour at 1 %: ~13 KB.
+    Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("valid histogram bounds")
+}
+
+impl Lag {
+    pub fn new(threshold_ms: f64) -> Self {
+        Lag { threshold_ms, wake: f64::NAN, tally: Vec::new(), noticed_at: None, stack: None, stretches: histogram(), stalls: 0, max_ms: 0.0 }
+    }
+
+    fn follow(&mut self, wake: f64) {
+        if wake != self.wake {
+            self.wake = wake;
+            self.tally.clear();
+            self.noticed_at = None;
+            self.stack = None;
+        }
+    }
+
+    /// The watch thread's look at a busy loop: `slot` has been charged since the loop woke at
+    /// `wake`. Returns true the first time this stretch is seen to be a stall.
+    pub fn watch(&mut self, slot: usize, wake: f64, now: f64) -> bool {
+        self.follow(wake);
+        match self.tally.iter_mut().find(|(s, _)| *s == slot) {
+            Some((_, n)) => *n += 1,
+            None => self.tally.push((slot, 1)),
+        }
+        let newly = self.noticed_at.is_none() && now - wake >= self.threshold_ms;
+        if newly {
+            self.noticed_at = Some(now);
+        }
+        newly
+    }
+
+    /// Frames of the code blocking the stretch that woke at `wake`; ignored if that stretch is
+    /// over or already has a stack.
+    pub fn attach_stack(&mut self, wake: f64, stack: Value) -> bool {
+        let fits = wake == self.wake && self.stack.is_none();
+        if fits {
+            self.stack = Some(stack);
+        }
+        fits
+    }
+
+    /// The idle mark: the stretch that woke at `wake` ended at `now` with `last_slot` charged.
+    pub fn stretch_ended(&mut self, wake: f64, last_slot: usize, now: f64) -> Option<Stall> {
+        let lag_ms = now - wake;
+        if !lag_ms.is_finite() || lag_ms < 0.0 {
+            return None;
+        }
+        self.stretches.saturating_record(((lag_ms * 1e3).round() as u64).max(1));
+        self.max_ms = self.max_ms.max(lag_ms);
+        self.follow(wake);
+        let stall = (lag_ms >= self.threshold_ms).then(|| {
+            self.stalls += 1;
+            let held = self.tally.iter().max_by_key(|(_, n)| *n).map_or(last_slot, |(s, _)| *s);
+            Stall { start: wake, lag_ms, slot: held, noticed_after_ms: self.noticed_at.map(|t| t - wake), stack: self.stack.take() }
+        });
+        self.wake = f64::NAN;
+        stall
+    }
+
+    /// This window's statistics; the next window starts empty.
+    pub fn close_window(&mut self) -> LagStats {
+        let h = std::mem::replace(&mut self.stretches, histogram());
+        let at = |q: f64| if h.is_empty() { 0.0 } else { h.value_at_quantile(q) as f64 / 1e3 };
+        let stats = LagStats { stretches: h.len(), stalls: self.stalls, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: self.max_ms };
+        self.stalls = 0;
+        self.max_ms = 0.0;
+        stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_stall_is_noticed_while_running_and_attributed_to_the_slot_that_held_the_loop() {
+        let mut lag = Lag::new(50.0);
+        assert!(!lag.watch(3, 100.0, 110.0));
+        assert!(!lag.watch(7, 100.0, 120.0));
+        assert!(lag.watch(7, 100.0, 160.0), "noticed once past the threshold");
+        assert!(!lag.watch(7, 100.0, 170.0), "and only once");
+        assert!(lag.attach_stack(100.0, json!(["busy"])));
+        assert!(!lag.attach_stack(100.0, json!(["late"])), "the first stack wins");
+        let stall = lag.stretch_ended(100.0, 3, 400.0).unwrap();
+        assert_eq!(stall, Stall { start: 100.0, lag_ms: 300.0, slot: 7, noticed_after_ms: Some(60.0), stack: Some(json!(["busy"])) });
+        assert!(!lag.attach_stack(100.0, json!(["after"])), "a stack for an ended stall is dropped");
+    }
+
+    #[test]
+    fn short_stretches_only_feed_the_histogram() {
+        let mut lag = Lag::new(50.0);
+        for i in 0..99 {
+            assert_eq!(lag.stretch_ended(i as f64 * 10.0, 0, i as f64 * 10.0 + 1.0), None);
+        }
+        let stall = lag.stretch_ended(2000.0, 4, 2080.0).unwrap();
+        assert_eq!((stall.slot, stall.noticed_after_ms, stall.stack), (4, None, None), "unwatched: the last slot");
+        let s = lag.close_window();
+        assert_eq!((s.stretches, s.stalls), (100, 1));
+        assert!((s.p50_ms - 1.0).abs() < 0.02, "{s:?}");
+        assert!((s.max_ms - 80.0).abs() < 1e-9);
+        assert_eq!(lag.close_window().stretches, 0, "windows do not carry over");
+    }
+}

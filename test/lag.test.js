@@ -1,0 +1,90 @@
+'use strict';
+// Lag: a stall is noticed by the Rust watch thread while it lasts, attributed to the scope that
+// blocked, with the stack of the blocking code, and reported when the loop resumes.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const { spawnSync } = require('node:child_process');
+const { Worker } = require('node:worker_threads');
+const rloop = require('..');
+const { busy } = require('./helpers');
+
+function blockingWork(ms) {
+  return busy(ms);
+}
+
+// rloop's own timers and callbacks never keep a process alive; these tests wait on them.
+const keepAlive = setInterval(() => {}, 1000);
+test.after(() => clearInterval(keepAlive));
+
+test('a 300 ms busy loop: noticed within threshold + 20 ms, its scope, its stack', async () => {
+  const mon = rloop.start({ lagThreshold: 50 });
+  await new Promise((resolve) => setTimeout(resolve, 100)); // the stack sampler worker starts
+  const lag = new Promise((resolve) => mon.once('lag', resolve));
+  const at = Date.now();
+  setTimeout(() => rloop.scope('culprit', () => blockingWork(300), { key: 'job-7' }), 1);
+  const e = await lag;
+  const windows = await new Promise((resolve) => mon.once('window', () => resolve(mon.history())));
+  mon.stop();
+  assert.strictEqual(e.scope, 'culprit');
+  assert.strictEqual(e.key, 'job-7');
+  assert.strictEqual(e.thread, 0);
+  assert.ok(e.lagMs >= 300 && e.lagMs < 340, `lagMs ${e.lagMs}`);
+  assert.ok(e.noticedAfterMs >= 50 && e.noticedAfterMs <= 70, `noticed after ${e.noticedAfterMs} ms`);
+  assert.ok(Math.abs(e.at - at) < 100, 'at is the epoch ms the stall began');
+  assert.ok(Array.isArray(e.stack) && e.stack.length > 0, 'a stack taken while blocking');
+  // The pause may land inside what busy() calls (performance.now): the blocking frames follow.
+  const names = e.stack.map((f) => f.functionName);
+  const i = names.indexOf('blockingWork');
+  assert.ok(i > 0 && names[i - 1] === 'busy', JSON.stringify(names));
+  assert.match(e.stack[i].url, /lag\.test\.js$/);
+  assert.ok(e.stack[i].line > 0 && e.stack[i].column > 0);
+  const stalls = windows.reduce((n, w) => n + w.lag.stalls, 0);
+  const max = Math.max(...windows.map((w) => w.lag.maxMs));
+  assert.strictEqual(stalls, 1);
+  assert.ok(Math.abs(max - e.lagMs) < 1, `window max ${max}`);
+  for (const w of windows) assert.ok(w.lag.p50Ms <= w.lag.p99Ms && w.lag.p99Ms <= w.lag.maxMs * 1.01 + 0.01);
+});
+
+test('short stretches are not lag; lag: false tracks none', async () => {
+  const mon = rloop.start({ lagThreshold: 200, windowMs: 100 });
+  const events = [];
+  mon.on('lag', (e) => events.push(e));
+  await new Promise((resolve) => setTimeout(() => resolve(blockingWork(60)), 1));
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  mon.stop();
+  assert.deepStrictEqual(events, []);
+  const off = rloop.start({ lag: false, windowMs: 20 });
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  const w = off.elu().last;
+  off.stop();
+  assert.strictEqual(w.lag, undefined);
+});
+
+test('a worker gets lag events for its own loop (no stack: only the main thread can be paused)', async () => {
+  const w = new Worker(
+    `const rloop = require(${JSON.stringify(require.resolve('..'))});
+     const { parentPort } = require('node:worker_threads');
+     const mon = rloop.start({ lagThreshold: 50 });
+     const keepAlive = setInterval(() => {}, 1000);
+     mon.on('lag', (e) => { mon.stop(); clearInterval(keepAlive); parentPort.postMessage(e); });
+     setTimeout(() => rloop.scope('worker-job', () => { const end = performance.now() + 120; while (performance.now() < end); }), 10);`,
+    { eval: true },
+  );
+  const e = await new Promise((resolve, reject) => w.once('message', resolve).once('error', reject));
+  await w.terminate();
+  assert.strictEqual(e.scope, 'worker-job');
+  assert.strictEqual(e.thread, w.threadId === -1 ? e.thread : w.threadId);
+  assert.notStrictEqual(e.thread, 0);
+  assert.ok(e.lagMs >= 120);
+  assert.strictEqual(e.stack, null);
+});
+
+test('the stack sampler leaves no trace: exit code and stderr as without rloop', () => {
+  const script = `const rloop = require(${JSON.stringify(require.resolve('..'))});
+    const mon = rloop.start();
+    setTimeout(() => { const e = Date.now() + 150; while (Date.now() < e); console.error('app says bye'); process.exit(3); }, 100);`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10000 });
+  assert.strictEqual(r.status, 3);
+  assert.strictEqual(r.stderr, 'app says bye\n');
+});
