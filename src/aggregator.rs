@@ -189,13 +189,23 @@ impl Aggregator {
         window
     }
 
+    /// The scope a slot is charged to now.
+    pub fn scope_of(&self, slot: usize) -> usize {
+        match slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)) {
+            Some(owner) => owner.as_ref().map_or(UNATTRIBUTED, |o| o.scope),
+            None if slot < self.names.len() => slot,
+            None => UNATTRIBUTED,
+        }
+    }
+
+    pub fn scope_name(&self, scope: usize) -> &str {
+        &self.names[scope]
+    }
+
     /// The scope name and key a slot is charged to now.
     pub fn describe_slot(&self, slot: usize) -> (&str, Option<&str>) {
-        match slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)) {
-            Some(Some(owner)) => (&self.names[owner.scope], Some(&owner.key)),
-            Some(None) => (&self.names[UNATTRIBUTED], None),
-            None => (self.names.get(slot).map_or(self.names[UNATTRIBUTED].as_str(), String::as_str), None),
-        }
+        let key = slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)?.as_ref()).map(|o| o.key.as_str());
+        (&self.names[self.scope_of(slot)], key)
     }
 
     /// When the current window is due to close.

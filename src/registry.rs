@@ -16,6 +16,10 @@ use crate::ledger::Ledger;
 /// How often the watch thread looks at loops that track lag: a stall is noticed at most this
 /// long after it crosses the threshold.
 const WATCH_EVERY_MS: f64 = 5.0;
+/// How often it samples the running scope for a scope timeline (a capture with a CPU profile).
+const TIMELINE_EVERY_MS: f64 = 1.0;
+/// Transitions a timeline keeps at most (16 MB); later ones are dropped.
+const TIMELINE_MAX: usize = 1 << 20;
 
 /// What one monitored thread shares with the others.
 pub struct Shared {
@@ -29,6 +33,8 @@ struct State {
     ledger: Option<Ledger>,
     agg: Aggregator,
     lag: Option<Lag>,
+    /// While recording: (time, scope index or None when idle) at each change seen.
+    timeline: Option<Vec<(f64, Option<usize>)>>,
 }
 
 impl Shared {
@@ -36,7 +42,7 @@ impl Shared {
     pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger, lag_threshold_ms: Option<f64>) -> Arc<Self> {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
-        Arc::new(Shared { thread_id, clock, state: Mutex::new(State { ledger: Some(ledger), agg, lag }) })
+        Arc::new(Shared { thread_id, clock, state: Mutex::new(State { ledger: Some(ledger), agg, lag, timeline: None }) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
@@ -56,7 +62,7 @@ impl Shared {
     /// and charges the running interval. Returns the lag event if the stretch was a stall.
     pub fn idle(&self) -> Option<Value> {
         let mut st = self.state.lock();
-        let State { ledger, agg, lag } = &mut *st;
+        let State { ledger, agg, lag, .. } = &mut *st;
         let ledger = ledger.as_ref()?;
         let now = self.clock.now();
         let (slot, _) = ledger.running()?;
@@ -94,14 +100,44 @@ impl Shared {
         self.state.lock().lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, stack))
     }
 
-    fn tracks_lag(&self) -> bool {
-        self.state.lock().lag.is_some()
+    /// How often the watch thread must look at this loop, if more often than its windows.
+    fn watch_every(&self) -> Option<f64> {
+        let st = self.state.lock();
+        if st.timeline.is_some() {
+            Some(TIMELINE_EVERY_MS)
+        } else {
+            st.lag.is_some().then_some(WATCH_EVERY_MS)
+        }
+    }
+
+    /// Starts recording which scope runs when (sampled by the watch thread), from now.
+    pub fn start_timeline(&self) {
+        self.state.lock().timeline = Some(Vec::new());
+        WAKE.notify_one();
+    }
+
+    /// Stops recording; returns the transitions: (time on this thread's clock, scope name or
+    /// `None` for idle or unattributed).
+    pub fn take_timeline(&self) -> Vec<(f64, Option<String>)> {
+        let mut st = self.state.lock();
+        let names = st.timeline.take().unwrap_or_default();
+        names.into_iter().map(|(t, scope)| (t, scope.map(|i| st.agg.scope_name(i).to_owned()))).collect()
+    }
+
+    fn sample_timeline(&self) {
+        let mut st = self.state.lock();
+        let State { ledger, agg, timeline, .. } = &mut *st;
+        let (Some(ledger), Some(timeline)) = (ledger.as_ref(), timeline.as_mut()) else { return };
+        let scope = ledger.running().map(|(slot, _)| agg.scope_of(slot)).filter(|&i| i != crate::aggregator::UNATTRIBUTED);
+        if timeline.len() < TIMELINE_MAX && timeline.last().map(|l| l.1) != Some(scope) {
+            timeline.push((self.clock.now(), scope));
+        }
     }
 
     /// Closes the window if it is due; returns when the next one is due (monotonic ms).
     fn tick(&self) -> Option<f64> {
         let mut st = self.state.lock();
-        let State { ledger, agg, lag } = &mut *st;
+        let State { ledger, agg, lag, .. } = &mut *st;
         let ledger = ledger.as_ref()?;
         let now = self.clock.now();
         if now >= agg.due() {
@@ -172,8 +208,9 @@ fn watch_loop() {
                 if let Some(due) = m.tick() {
                     next = next.min(due);
                 }
-                if m.tracks_lag() {
-                    next = next.min(now + WATCH_EVERY_MS);
+                if let Some(every) = m.watch_every() {
+                    next = next.min(now + every);
+                    m.sample_timeline();
                     if let Some(wake) = m.watch() {
                         if let Some(listener) = STALL_LISTENERS.lock().as_ref().and_then(|l| l.get(&m.thread_id)) {
                             listener(wake);
@@ -248,5 +285,27 @@ mod tests {
         let after = event["noticedAfterMs"].as_f64().unwrap();
         assert!((30.0..30.0 + 4.0 * WATCH_EVERY_MS).contains(&after), "{event}");
         assert!(shared.idle().is_none(), "idle now: nothing more to report");
+    }
+
+    #[test]
+    fn the_timeline_records_scope_changes() {
+        let mem = Memory::new(cfg(1000.0).slots());
+        let clock = Clock::new(0.0);
+        let shared = Shared::new(9, clock, cfg(1000.0), mem.ledger(), None);
+        let (a, b) = shared.with(|agg, _, _| (agg.add_scope("a"), agg.add_scope("b"))).unwrap();
+        register(shared.clone());
+        shared.start_timeline();
+        for slot in [a, b, a] {
+            mem.switch_to(slot, clock.now());
+            std::thread::sleep(Duration::from_millis(15));
+        }
+        mem.set(crate::ledger::RUNNING, -1.0);
+        std::thread::sleep(Duration::from_millis(15));
+        let timeline = shared.take_timeline();
+        unregister(&shared);
+        let names: Vec<Option<&str>> = timeline.iter().map(|(_, n)| n.as_deref()).collect();
+        assert_eq!(names, vec![None, Some("a"), Some("b"), Some("a"), None], "{timeline:?}");
+        assert!(timeline.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(shared.take_timeline().is_empty(), "recording stopped");
     }
 }
