@@ -8,7 +8,7 @@ const { CONFIGS } = require('./configs');
 
 const USAGE = `usage: node bench/run.js [options]
   --quick            3 rounds at a tenth of the events (a smoke run)
-  --rounds N         rounds of interleaved fresh-process samples (default 7, quick 3)
+  --rounds N         rounds of interleaved fresh-process samples (default 11, quick 3)
   --scale X          multiply every workload's event count (default 1, quick 0.1)
   --only a,b         workloads: ${Object.keys(WORKLOADS).join(', ')}
   --configs a,b      configurations: ${Object.keys(CONFIGS).join(', ')}
@@ -46,7 +46,7 @@ function options(argv) {
   }
   return {
     quick: values.quick,
-    rounds: Math.round(positive(values.rounds ?? (values.quick ? 3 : 7), 'rounds')),
+    rounds: Math.round(positive(values.rounds ?? (values.quick ? 3 : 11), 'rounds')),
     scale: positive(values.scale ?? (values.quick ? 0.1 : 1), 'scale'),
     workloads: values.only ? list(values.only, WORKLOADS, 'workload') : Object.keys(WORKLOADS),
     configs: values.configs ? list(values.configs, CONFIGS, 'configuration') : Object.keys(CONFIGS),

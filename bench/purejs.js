@@ -1,9 +1,9 @@
 'use strict';
 // The pure-JS reference attribution, the shape the Node-RED forum experiment used: a Map
 // asyncId → scope filled in `init` and emptied in `destroy`, and performance.now() at every
-// before/after to charge exclusive (self) time to the scope that was running. It tracks the
-// current scope itself rather than calling executionAsyncId(), as rloop does, so the
-// comparison measures the design (Map + destroy + a clock read per switch), not a handicap.
+// before/after to charge exclusive (self) time to the scope that was running. Like rloop, it
+// tracks the current scope itself (no executionAsyncId() in init), so the comparison measures
+// the design (Map + destroy + a clock read per switch), not a handicap.
 
 const { createHook } = require('node:async_hooks');
 const { performance } = require('node:perf_hooks');

@@ -14,6 +14,7 @@ const { options } = require('./options');
 const { fingerprint } = require('./fingerprint');
 const { summarizeWorkload } = require('./summary');
 const { table } = require('./table');
+const { median } = require('./stats');
 
 const CHILD = path.join(__dirname, 'child.js');
 const SAMPLE_TIMEOUT_MS = 300e3;
@@ -35,7 +36,8 @@ function sample(workload, config, events) {
   const args = ['--expose-gc', CHILD, workload, config, String(events)];
   const p = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: SAMPLE_TIMEOUT_MS });
   if (p.status !== 0) {
-    throw new Error(`sample ${workload}/${config} failed (${p.error?.message ?? `exit ${p.status} ${p.signal ?? ''}`}):\n${p.stderr}`);
+    const why = p.error?.message ?? `exit ${p.status} ${p.signal ?? ''}`;
+    throw new Error(`sample ${workload}/${config} failed (${why}):\n${p.stderr}`);
   }
   return JSON.parse(p.stdout.trim().split('\n').pop());
 }
@@ -54,7 +56,7 @@ function main() {
       const events = eventsFor(workload, opts);
       rotate(configsFor(workload, opts), round).forEach((config, order) => {
         const s = { round, order, workload: w, config, loadavg: os.loadavg()[0], ...sample(w, config, events) };
-        s.perEvent = s.ns / s.events;
+        s.perEvent = median(s.batches) / (s.events / s.batches.length);
         samples.push(s);
         const secs = ((Date.now() - started) / 1e3).toFixed(0);
         console.error(`[round ${round + 1}/${opts.rounds}, ${secs} s] ${w} ${config}: ${s.perEvent.toFixed(1)} ns/event`);

@@ -1,7 +1,7 @@
 'use strict';
 // The printed table: one block per workload, one row per configuration, then the targets.
 
-const { BASELINE, CONFIGS } = require('./configs');
+const { BASELINE, REFERENCE, CONFIGS } = require('./configs');
 
 function time(ns) {
   const a = Math.abs(ns);
@@ -16,7 +16,7 @@ function pad(rows) {
   return rows.map((r) => `  ${r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')}`);
 }
 
-function row(name, c) {
+function row(name, c, hasReference) {
   const a = c.attribution;
   const cells = [
     CONFIGS[name].label,
@@ -24,7 +24,7 @@ function row(name, c) {
     range(c.perEvent, time),
     c.overhead ? `${signed(c.overhead.median)} ±${time(c.overhead.mad)}` : '',
     c.overhead ? range(c.overhead, signed) : '',
-    c.refRatio === null ? '' : `${c.refRatio.toFixed(1)}×`,
+    c.refRatio !== null ? `${c.refRatio.toFixed(1)}×` : hasReference && c.overhead ? 'n/a' : '',
     a ? `${a.charged}/${a.scopes} scopes, ${(a.share.median * 100).toFixed(0)} %${a.ok ? '' : ' MISSING'}` : '',
   ];
   if (c.rssGrowthMB) cells.push(`${c.rssGrowthMB.median.toFixed(1)} (${range(c.rssGrowthMB, (x) => x.toFixed(1))})`);
@@ -32,12 +32,14 @@ function row(name, c) {
 }
 
 function block(name, w) {
-  const header = ['configuration', 'per event ±MAD', 'min … max', `above ${BASELINE} ±MAD`, 'min … max', 'ref÷this', 'attributed'];
+  const header = ['configuration', 'per event ±MAD', 'min … max', `above ${BASELINE} ±MAD`, 'min … max'];
+  header.push('ref÷this', 'attributed');
   const names = Object.keys(w.configs);
   if (w.configs[names[0]].rssGrowthMB) header.push('RSS growth MB (min … max)');
-  const lines = [`${name}: ${w.description} (${w.unit})`, ...pad([header, ...names.map((n) => row(n, w.configs[n]))])];
+  const rows = names.map((n) => row(n, w.configs[n], REFERENCE in w.configs));
+  const lines = [`${name}: ${w.description} (${w.unit})`, ...pad([header, ...rows])];
   for (const t of w.targets) {
-    const v = t.value === null ? 'n/a' : t.value.toFixed(t.value < 10 ? 2 : 0);
+    const v = t.value === null ? 'n/a' : t.value.toFixed(Math.abs(t.value) < 10 ? 2 : 0);
     lines.push(`  target: ${t.what} = ${v} ${t.op} ${t.limit}: ${t.ok ? 'MET' : 'NOT MET'}`);
   }
   return lines.join('\n');
@@ -45,11 +47,13 @@ function block(name, w) {
 
 function table(result) {
   const f = result.fingerprint;
-  const head =
-    `rloop bench: node ${f.node} (V8 ${f.v8}), ${f.cpu} × ${f.cores}, load ${f.loadavg[0].toFixed(2)} at start, ` +
-    `commit ${f.commit?.slice(0, 12) ?? '?'}${f.dirty ? ' (dirty)' : ''}, ${f.options.rounds} rounds × fresh processes, scale ${f.options.scale}\n` +
-    `  median over rounds; "above ${BASELINE}" paired per round; ref÷this = pure-JS reference overhead ÷ this overhead; ` +
-    `attributed = scopes charged, share of eventLoopUtilization() busy time`;
+  const head = [
+    `rloop bench: node ${f.node} (V8 ${f.v8}), ${f.cpu} × ${f.cores}, load ${f.loadavg[0].toFixed(2)} at start,`,
+    `commit ${f.commit?.slice(0, 12) ?? '?'}${f.dirty ? ' (dirty)' : ''},`,
+    `${f.options.rounds} rounds of fresh processes, scale ${f.options.scale}\n`,
+    ` median over rounds; "above ${BASELINE}" paired per round; ref÷this = pure-JS reference overhead ÷ this overhead;`,
+    'attributed = scopes charged, share of eventLoopUtilization() busy time',
+  ].join(' ');
   return [head, ...Object.entries(result.workloads).map(([n, w]) => block(n, w))].join('\n\n');
 }
 

@@ -140,9 +140,9 @@ function running() {
   return L[RUNNING];
 }
 
-/** The context code running now is charged to (ROOT outside every scope). */
+/** The scope and key code running now is charged to: `{ scope, key }`, null outside any. */
 function current() {
-  return cur;
+  return { scope: cur.name, key: cur.key ?? null };
 }
 
 module.exports = { ROOT, context, install, uninstall, run, enter, running, current };

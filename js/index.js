@@ -5,6 +5,9 @@ const native = require('./native');
 const hooks = require('./hooks');
 const { Monitor } = require('./monitor');
 const { startOptions, scopeName, scopeKey } = require('./options');
+const heap = require('./heap');
+const { analyze } = require('./analyze');
+const { compare } = require('./compare');
 
 let active = null; // this thread's running monitor
 
@@ -36,12 +39,6 @@ function enter(name, options) {
   if (active !== null) hooks.enter(active.context(name, key));
 }
 
-/** The scope and key code running now is charged to: `{ scope, key }`, null outside any. */
-function current() {
-  const ctx = hooks.current();
-  return { scope: ctx.name, key: ctx.key ?? null };
-}
-
 /** This thread's running monitor, or null. */
 function monitor() {
   return active;
@@ -52,4 +49,15 @@ function threads() {
   return native.threads();
 }
 
-module.exports = { start, scope, enter, current, monitor, threads };
+module.exports = {
+  start,
+  scope,
+  enter,
+  current: hooks.current,
+  monitor,
+  threads,
+  heapStats: heap.stats,
+  captureHeapSnapshot: heap.captureHeapSnapshot,
+  analyze,
+  compare,
+};

@@ -8,6 +8,10 @@ const path = require('node:path');
 const { threadId, isMainThread, Worker } = require('node:worker_threads');
 const native = require('./native');
 const hooks = require('./hooks');
+const io = require('./io');
+const { Capture, captureOptions } = require('./capture');
+const heap = require('./heap');
+const { integerIn } = require('./options');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const FIRST_SCOPE = 2;
@@ -39,6 +43,8 @@ class Monitor extends EventEmitter {
   #lastSeq = 0;
   #onStop;
   #sampler; // the worker that takes stacks of stalls (main thread only)
+  #io; // the I/O tracker, unless io: false
+  #captures = new Set();
 
   constructor(options, onStop) {
     super();
@@ -63,6 +69,9 @@ class Monitor extends EventEmitter {
     if (options.lag && isMainThread) {
       this.#sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData: { threadId } });
       this.#sampler.unref();
+    }
+    if (options.io) {
+      this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.emit('slowIO', e), context: hooks.current });
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyOwners = new Array(options.keySlots);
@@ -91,9 +100,77 @@ class Monitor extends EventEmitter {
     return this.#native.totals();
   }
 
-  /** Removes every hook and handle; idempotent. */
+  /**
+   * Runs one capture (see README: Captures) and resolves to its report, written where asked.
+   * `durationMs: Infinity` runs until stop() or the process ends.
+   */
+  capture(options) {
+    return this.#capture(captureOptions(options));
+  }
+
+  #capture(o) {
+    if (this.stopped) throw new Error('rloop: monitor is stopped');
+    const c = new Capture(this, this.#inner(), o);
+    this.#captures.add(c);
+    const timer = o.durationMs === Infinity ? undefined : setTimeout(() => c.finish(), o.durationMs).unref();
+    return c.result.finally(() => {
+      clearTimeout(timer);
+      this.#captures.delete(c);
+    });
+  }
+
+  /** Runs a capture every `everyMs` (each `durationMs` long) until the returned handle's stop(). */
+  watch(options) {
+    const { everyMs, ...rest } = options ?? {};
+    integerIn('everyMs', everyMs, [1, 7 * 24 * 3600 * 1000]);
+    const o = captureOptions({ durationMs: Math.min(10000, everyMs), ...rest });
+    if (o.durationMs > everyMs) throw new RangeError(`rloop: option 'durationMs' (${o.durationMs}) must not exceed 'everyMs' (${everyMs})`);
+    let timer;
+    let watching = true;
+    const next = () => {
+      if (!watching || this.stopped) return;
+      const started = Date.now();
+      this.#capture(o)
+        .catch((e) => this.#fail(e))
+        .finally(() => {
+          if (watching) timer = setTimeout(next, Math.max(0, everyMs - (Date.now() - started))).unref();
+        });
+    };
+    next();
+    return {
+      stop() {
+        watching = false;
+        clearTimeout(timer);
+      },
+    };
+  }
+
+  /** Streams a heap snapshot of this thread to `path`; resolves to the path. */
+  captureHeapSnapshot(path, options) {
+    return heap.captureHeapSnapshot(path, options);
+  }
+
+  #inner() {
+    const n = this.#native;
+    return {
+      options: this.#options,
+      totals: () => n.totals(),
+      startTimeline: () => n.startTimeline(),
+      takeTimeline: () => n.takeTimeline(),
+      collectIo: () => (this.#io ? this.#io.collect() : null),
+    };
+  }
+
+  /** An internal failure: an 'error' event if someone listens, never an exception in the app. */
+  #fail(error) {
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+  }
+
+  /** Removes every hook and handle; idempotent. Running captures end and write, partial. */
   stop() {
     if (this.#timer === undefined) return;
+    for (const c of this.#captures) c.finishSync('stopped');
+    this.#io?.stop();
     hooks.uninstall();
     clearInterval(this.#timer);
     this.#timer = undefined;

@@ -56,14 +56,16 @@ function plainObject(name, value) {
   return value;
 }
 
+/** `given` itself; throws a TypeError naming the first key not in `known`. */
+function knownOnly(what, given, known) {
+  const unknown = Object.keys(given).find((k) => !known.includes(k));
+  if (unknown !== undefined) throw new TypeError(`rloop: unknown ${what} option '${unknown}' (known: ${known.join(', ')})`);
+  return given;
+}
+
 /** Options of start(), defaults filled in. */
 function startOptions(options) {
-  const given = plainObject('start() options', options);
-  for (const name of Object.keys(given)) {
-    if (!(name in START_DEFAULTS)) {
-      throw new TypeError(`rloop: unknown option '${name}' (known: ${Object.keys(START_DEFAULTS).join(', ')})`);
-    }
-  }
+  const given = knownOnly('start()', plainObject('start() options', options), Object.keys(START_DEFAULTS));
   const out = {};
   for (const [name, fallback] of Object.entries(START_DEFAULTS)) {
     const value = given[name];
@@ -85,9 +87,7 @@ function scopeName(name) {
 
 /** The `key` of scope()/enter() options as a string, or undefined. */
 function scopeKey(options) {
-  const { key, ...rest } = plainObject('scope options', options);
-  const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw new TypeError(`rloop: unknown scope option '${unknown}' (known: key)`);
+  const { key } = knownOnly('scope', plainObject('scope options', options), ['key']);
   if (key === undefined) return undefined;
   if (typeof key !== 'string' && typeof key !== 'number') {
     throw new TypeError(`rloop: option 'key' must be a string or a number, got ${describe(key)}`);
@@ -96,4 +96,4 @@ function scopeKey(options) {
   return s.length > MAX_NAME ? s.slice(0, MAX_NAME) : s;
 }
 
-module.exports = { START_DEFAULTS, startOptions, scopeName, scopeKey, describe };
+module.exports = { START_DEFAULTS, startOptions, scopeName, scopeKey, describe, integerIn, boolean, plainObject, knownOnly };

@@ -45,6 +45,7 @@ async function capture(wake) {
       session.once('Debugger.paused', ({ params }) => resolve(params));
       timer = setTimeout(() => reject(new Error('no pause')), PAUSE_TIMEOUT_MS);
     });
+    paused.catch(() => {}); // it may time out while enable/pause are still pending
     await post('Debugger.enable');
     await post('Debugger.pause');
     const { callFrames } = await paused;

@@ -92,8 +92,9 @@ describe('npm package', () => {
   test('the main tarball has the loader, js/, types and README, and no addon', () => {
     const files = tarList(mainTgz);
     const js = fs.readdirSync(path.join(root, 'js')).map((f) => `package/js/${f}`);
-    for (const f of ['package.json', 'binding.js', 'index.d.ts', 'README.md']) assert.ok(files.includes(`package/${f}`), f);
-    for (const f of js) assert.ok(files.includes(f), f);
+    const expected = [...['package.json', 'binding.js', 'index.d.ts', 'README.md'].map((f) => `package/${f}`), ...js];
+    const missing = expected.filter((f) => !files.includes(f));
+    assert.deepEqual(missing, [], `missing from the main tarball: ${missing.join(', ')}`);
     assert.deepEqual(files.filter((f) => f.endsWith('.node')), []);
     assert.deepEqual(tarJson(mainTgz, 'package.json').optionalDependencies, { [PLATFORM]: version });
   });

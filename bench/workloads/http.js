@@ -1,16 +1,17 @@
 'use strict';
 // A node:http server with five routes, each handled in its own scope, under a load generator
 // in another process on 127.0.0.1. The measure is the server's CPU time (user + system, all
-// its threads) per request over the timed phase, so the load generator's speed hardly matters.
+// its threads) per request, so the load generator's speed hardly matters.
 
 const http = require('node:http');
 const path = require('node:path');
 const { fork } = require('node:child_process');
 const { once } = require('node:events');
+const { BATCHES } = require('./batches');
 
 const ROUTES = ['/r0', '/r1', '/r2', '/r3', '/r4'];
 const CONCURRENCY = 8;
-const WARMUP = 0.1;
+const WARMUP_BATCHES = 5; // http's JIT settles after some thousand requests, not one batch
 
 function handle(req, res) {
   const body = JSON.stringify({ route: req.url, at: Date.now() });
@@ -25,23 +26,26 @@ async function run(cfg, requests) {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const warm = Math.max(1, Math.round(requests * WARMUP));
-  const args = [server.address().port, warm, requests, CONCURRENCY, ROUTES.length].map(String);
-  const gen = fork(path.join(__dirname, 'loadgen.js'), args, { execArgv: [] });
+  const perBatch = Math.max(1, Math.round(requests / BATCHES));
+  const args = [server.address().port, perBatch * WARMUP_BATCHES, perBatch, BATCHES, CONCURRENCY, ROUTES.length];
+  const gen = fork(path.join(__dirname, 'loadgen.js'), args.map(String), { execArgv: [] });
   const exited = once(gen, 'exit');
 
   await once(gen, 'message'); // warmed up
-  global.gc();
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  gen.send('go');
-  const [done] = await once(gen, 'message');
-  const cpu = process.cpuUsage(cpu0);
-  const wallNs = Number(process.hrtime.bigint() - t0);
+  const batches = [];
+  let failed = 0;
+  for (let b = 0; b < BATCHES; b++) {
+    const cpu0 = process.cpuUsage();
+    gen.send('go');
+    const [done] = await once(gen, 'message');
+    const cpu = process.cpuUsage(cpu0);
+    batches.push((cpu.user + cpu.system) * 1000);
+    failed += done.failed;
+  }
   server.close();
   const [code] = await exited;
-  if (code !== 0 || done.failed !== 0) throw new Error(`load generator: exit ${code}, ${done.failed} failed requests`);
-  return { events: requests, ns: (cpu.user + cpu.system) * 1000, wallNs, clientNs: done.ns };
+  if (code !== 0 || failed !== 0) throw new Error(`load generator: exit ${code}, ${failed} failed requests`);
+  return { events: perBatch * BATCHES, batches };
 }
 
 module.exports = {

@@ -1,13 +1,12 @@
 'use strict';
 // The HTTP load generator, a separate process: keep-alive connections, bounded concurrency,
 // a fixed number of requests spread over the routes. Plain node, so CI needs nothing extra.
-// Protocol with the server (IPC): warm up, send 'warmed', wait for 'go', run the timed
-// requests, send { ns, failed }.
+// Protocol with the server (IPC): the warm-up requests, then 'warmed'; for each 'go', one
+// batch, answered with { failed }.
 
 const http = require('node:http');
-const { once } = require('node:events');
 
-const [port, warm, timed, concurrency, routes] = process.argv.slice(2).map(Number);
+const [port, warm, perBatch, batches, concurrency, routes] = process.argv.slice(2).map(Number);
 const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
 
 function get(i) {
@@ -32,13 +31,18 @@ async function load(n) {
   return failed;
 }
 
-(async () => {
-  const warmFailed = await load(warm);
+let warmFailed;
+let left = batches;
+process.on('message', async () => {
+  const failed = (await load(perBatch)) + warmFailed;
+  warmFailed = 0;
+  process.send({ failed });
+  if (--left === 0) {
+    agent.destroy();
+    process.disconnect();
+  }
+});
+load(warm).then((failed) => {
+  warmFailed = failed;
   process.send('warmed');
-  await once(process, 'message');
-  const t0 = process.hrtime.bigint();
-  const failed = warmFailed + (await load(timed));
-  process.send({ ns: Number(process.hrtime.bigint() - t0), failed });
-  agent.destroy();
-  process.disconnect();
-})();
+});

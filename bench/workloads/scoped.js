@@ -1,23 +1,34 @@
 'use strict';
-// Shared by the in-process workloads: a step split over concurrent scopes, warmed up, then timed.
+// Shared by the in-process workloads: a step split over ten scopes, warmed up, then timed in
+// batches (each well over 10 ms at full scale) whose median is the sample's value.
+
+const { BATCHES } = require('./batches');
 
 const SCOPES = Array.from({ length: 10 }, (_, i) => `s${i}`);
-const WARMUP = 0.1; // of the timed events, run first in the same process
+const WIDTH = SCOPES.length; // chains at once in either order, so both run ten callbacks per loop turn
 
-/** Runs `step(n)` once in each scope, all at once, so their callbacks interleave. */
-function inScopes(cfg, step, perScope) {
-  return Promise.all(SCOPES.map((name) => cfg.scope(name, () => step(perScope))));
+/**
+ * Runs `perScope` events of `step` in each scope. Interleaved: every scope at once, one
+ * chain each, so consecutive callbacks belong to different scopes. Grouped: one scope after
+ * the other, WIDTH chains each, so consecutive callbacks belong to the same scope.
+ */
+async function inScopes(cfg, step, perScope, interleaved = true) {
+  if (interleaved) return Promise.all(SCOPES.map((name) => cfg.scope(name, () => step(perScope))));
+  const chains = () => Promise.all(Array.from({ length: WIDTH }, () => step(perScope / WIDTH)));
+  for (const name of SCOPES) await cfg.scope(name, chains);
 }
 
-/** Warm-up, a full GC, then `events` events timed with hrtime (wall time of the one thread). */
-async function timeInScopes(cfg, step, events) {
-  const perScope = Math.max(1, Math.round(events / SCOPES.length));
-  await inScopes(cfg, step, Math.max(1, Math.round(perScope * WARMUP)));
-  global.gc();
-  const t0 = process.hrtime.bigint();
-  await inScopes(cfg, step, perScope);
-  const ns = Number(process.hrtime.bigint() - t0);
-  return { events: perScope * SCOPES.length, ns };
+/** One batch of warm-up, then `events` events in timed batches (wall time). */
+async function timeInScopes(cfg, step, events, interleaved) {
+  const perScope = WIDTH * Math.max(1, Math.round(events / SCOPES.length / BATCHES / WIDTH));
+  await inScopes(cfg, step, perScope, interleaved);
+  const batches = [];
+  for (let b = 0; b < BATCHES; b++) {
+    const t0 = process.hrtime.bigint();
+    await inScopes(cfg, step, perScope, interleaved);
+    batches.push(Number(process.hrtime.bigint() - t0));
+  }
+  return { events: perScope * SCOPES.length * BATCHES, batches };
 }
 
-module.exports = { SCOPES, WARMUP, inScopes, timeInScopes };
+module.exports = { SCOPES, inScopes, timeInScopes };

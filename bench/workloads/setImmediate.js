@@ -1,6 +1,7 @@
 'use strict';
-// 1 M setImmediate callbacks: one chain per scope, ten chains at once, so consecutive
-// callbacks belong to different scopes (the case where every callback switches scope).
+// 1 M setImmediate callbacks in chains, ten chains at once. Interleaved: one chain per scope,
+// so every callback switches scope (rloop reads the clock each time). Grouped: the scopes
+// take turns, ten chains each, so neighbouring callbacks share a scope (rloop coalesces).
 
 const { SCOPES, timeInScopes } = require('./scoped');
 
@@ -12,12 +13,16 @@ function chain(n) {
   });
 }
 
-module.exports = {
-  name: 'setImmediate',
-  describe: (events) => `${events.toLocaleString('en')} setImmediate under ${SCOPES.length} interleaved scopes, wall time`,
+const workload = (name, interleaved) => ({
+  name,
+  describe: (events) =>
+    `${events.toLocaleString('en')} setImmediate under ${SCOPES.length} scopes, ` +
+    `${interleaved ? 'interleaved' : 'one after the other'}, wall time`,
   unit: 'ns/event',
   events: 1e6,
   scopes: SCOPES,
   target: { overheadNs: 100, ratio: 4 },
-  run: (cfg, events) => timeInScopes(cfg, chain, events),
-};
+  run: (cfg, events) => timeInScopes(cfg, chain, events, interleaved),
+});
+
+module.exports = [workload('setImmediate', true), workload('setImmediate-grouped', false)];

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+'use strict';
+// The rloop command: compare two reports, or render one.
+
+const fs = require('node:fs');
+const { parseArgs } = require('node:util');
+const { compare, formatComparison } = require('../js/compare');
+const { renderJson } = require('../js/report/json');
+
+const USAGE = `usage:
+  rloop compare <base.json> <head.json> [--json]   what changed; exit 1 if anything regressed
+  rloop report <in.json> [--html <out.html>] [--json <out.json>]
+`;
+
+class UsageError extends Error {}
+
+function readReport(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read ${file}: ${e.code || e.message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file} is not JSON`);
+  }
+}
+
+/** Positional arguments and `options` (util.parseArgs shapes); bad flags are usage errors. */
+function parse(args, options) {
+  try {
+    const { positionals, values } = parseArgs({ args, options, allowPositionals: true });
+    return { positional: positionals, ...values };
+  } catch (e) {
+    throw new UsageError(e.message);
+  }
+}
+
+function main(argv, out) {
+  const [command, ...args] = argv;
+  if (command === 'compare') {
+    const { positional, json } = parse(args, { json: { type: 'boolean' } });
+    if (positional.length !== 2) throw new UsageError('compare needs two report files');
+    const c = compare(readReport(positional[0]), readReport(positional[1]));
+    out.write(json ? JSON.stringify(c, null, 2) + '\n' : formatComparison(c));
+    return c.verdict === 'REGRESSED' || c.verdict === 'MIXED' ? 1 : 0;
+  }
+  if (command === 'report') {
+    const { positional, html, json } = parse(args, { html: { type: 'string' }, json: { type: 'string' } });
+    if (positional.length !== 1) throw new UsageError('report needs one report file');
+    const report = readReport(positional[0]);
+    if (report.schema !== 'rloop-report/1') throw new UsageError(`${positional[0]} is not an rloop-report/1 report`);
+    if (!html && !json) throw new UsageError('report needs --html and/or --json');
+    if (json) fs.writeFileSync(json, renderJson(report, { pretty: true }));
+    if (html) fs.writeFileSync(html, require('../js/report/html').renderHtml(report));
+    return 0;
+  }
+  throw new UsageError(command ? `unknown command ${command}` : 'no command');
+}
+
+if (require.main === module) {
+  try {
+    process.exitCode = main(process.argv.slice(2), process.stdout);
+  } catch (e) {
+    process.stderr.write(e instanceof UsageError ? `rloop: ${e.message}\n${USAGE}` : `rloop: ${e.stack}\n`);
+    process.exitCode = 2;
+  }
+}
+
+module.exports = { main };

@@ -1,0 +1,110 @@
+'use strict';
+// Compares two reports (rloop-report/1): what got better, what got worse, and a verdict.
+// Pure: reports in, a comparison out. The CLI's `rloop compare` prints it.
+
+// A change counts only past these, so noise between two runs of one build reads NO CHANGE.
+const FUNCTION_POINTS = 5; // points of self-time share
+const SCOPE_POINTS = 5; // points of ELU
+const LAG_MS = 20; // worst stall
+
+function fnKey(f) {
+  return `${f.functionName}\u0000${f.url}\u0000${f.line}`;
+}
+
+function patternsOf(report) {
+  const list = report.profile?.analysis?.patterns ?? [];
+  return new Map(list.filter((p) => p.id !== 'healthy').map((p) => [p.id, p]));
+}
+
+function comparePatterns(base, head) {
+  const b = patternsOf(base);
+  const h = patternsOf(head);
+  return {
+    resolved: [...b.values()].filter((p) => !h.has(p.id)),
+    new: [...h.values()].filter((p) => !b.has(p.id)),
+    persistent: [...h.values()].filter((p) => b.has(p.id)).map((p) => ({ ...p, basePercent: b.get(p.id).percent })),
+  };
+}
+
+function compareFunctions(base, head) {
+  const share = (report) => new Map((report.profile?.analysis?.heavyFunctions ?? []).map((f) => [fnKey(f), f]));
+  const b = share(base);
+  const h = share(head);
+  const changes = [];
+  for (const key of new Set([...b.keys(), ...h.keys()])) {
+    const was = b.get(key)?.selfPercent ?? 0;
+    const now = h.get(key)?.selfPercent ?? 0;
+    const { functionName, url, line, column } = h.get(key) ?? b.get(key);
+    changes.push({ functionName, url, line, column, basePercent: was, headPercent: now, deltaPoints: now - was });
+  }
+  return {
+    regressed: changes.filter((c) => c.deltaPoints >= FUNCTION_POINTS).sort((x, y) => y.deltaPoints - x.deltaPoints),
+    improved: changes.filter((c) => c.deltaPoints <= -FUNCTION_POINTS).sort((x, y) => x.deltaPoints - y.deltaPoints),
+  };
+}
+
+function compareScopes(base, head) {
+  const elu = (report) => new Map((report.elu?.scopes ?? []).map((s) => [s.name, s.elu]));
+  const b = elu(base);
+  const h = elu(head);
+  return [...new Set([...b.keys(), ...h.keys()])]
+    .map((name) => {
+      const was = b.get(name) ?? 0;
+      const now = h.get(name) ?? 0;
+      return { name, baseElu: was, headElu: now, deltaPoints: (now - was) * 100 };
+    })
+    .sort((x, y) => Math.abs(y.deltaPoints) - Math.abs(x.deltaPoints));
+}
+
+function compareLag(base, head) {
+  const s = (report) => report.lag?.summary ?? { stalls: 0, maxMs: 0 };
+  const b = s(base);
+  const h = s(head);
+  return { baseStalls: b.stalls, headStalls: h.stalls, baseMaxMs: b.maxMs, headMaxMs: h.maxMs };
+}
+
+/**
+ * `{ verdict, patterns: { resolved, new, persistent }, functions: { regressed, improved },
+ * scopes, lag }`; verdict is IMPROVED, REGRESSED, MIXED or NO CHANGE.
+ */
+function compare(base, head) {
+  for (const [name, r] of [['base', base], ['head', head]]) {
+    if (r === null || typeof r !== 'object' || r.schema !== 'rloop-report/1') {
+      throw new TypeError(`rloop: compare() ${name} must be an rloop-report/1 object`);
+    }
+  }
+  const patterns = comparePatterns(base, head);
+  const functions = compareFunctions(base, head);
+  const scopes = compareScopes(base, head);
+  const lag = compareLag(base, head);
+  const worse =
+    patterns.new.length +
+    functions.regressed.length +
+    scopes.filter((s) => s.deltaPoints >= SCOPE_POINTS).length +
+    (lag.headMaxMs - lag.baseMaxMs >= LAG_MS ? 1 : 0);
+  const better =
+    patterns.resolved.length +
+    functions.improved.length +
+    scopes.filter((s) => s.deltaPoints <= -SCOPE_POINTS).length +
+    (lag.baseMaxMs - lag.headMaxMs >= LAG_MS ? 1 : 0);
+  const verdict = worse && better ? 'MIXED' : worse ? 'REGRESSED' : better ? 'IMPROVED' : 'NO CHANGE';
+  return { verdict, patterns, functions, scopes, lag };
+}
+
+/** A comparison as text for a terminal. */
+function formatComparison(c) {
+  const lines = [`verdict: ${c.verdict}`];
+  const pct = (x) => `${x.toFixed(1)} %`;
+  for (const p of c.patterns.resolved) lines.push(`  resolved   ${p.id}`);
+  for (const p of c.patterns.new) lines.push(`  new        ${p.id}: ${p.message}`);
+  for (const p of c.patterns.persistent) lines.push(`  persistent ${p.id}`);
+  for (const f of c.functions.regressed) lines.push(`  slower     ${f.functionName} (${f.url}:${f.line}) ${pct(f.basePercent)} -> ${pct(f.headPercent)}`);
+  for (const f of c.functions.improved) lines.push(`  faster     ${f.functionName} (${f.url}:${f.line}) ${pct(f.basePercent)} -> ${pct(f.headPercent)}`);
+  for (const s of c.scopes.filter((x) => Math.abs(x.deltaPoints) >= SCOPE_POINTS)) {
+    lines.push(`  scope      ${s.name}: ELU ${pct(s.baseElu * 100)} -> ${pct(s.headElu * 100)}`);
+  }
+  lines.push(`  lag        worst stall ${c.lag.baseMaxMs.toFixed(0)} ms -> ${c.lag.headMaxMs.toFixed(0)} ms, stalls ${c.lag.baseStalls} -> ${c.lag.headStalls}`);
+  return lines.join('\n') + '\n';
+}
+
+module.exports = { compare, formatComparison };

@@ -1,0 +1,393 @@
+'use strict';
+// Slow async I/O: outgoing http/https requests, fetch, dns lookups and TCP connects, and
+// incoming HTTP requests. Timed from Node's diagnostics channels; dns has no channel, so
+// dns.lookup and dns.promises.lookup are wrapped, and put back on stop().
+//
+// Per operation the hot path stores one record (start time, context, and for outgoing
+// operations a stack captured but not formatted) on the object the channels pass around, and
+// at the end updates two running totals in O(1). The stack is formatted only for a slow one.
+// Nothing here may throw into the app: every entry point swallows and counts its exceptions.
+
+const dc = require('node:diagnostics_channel');
+const dns = require('node:dns');
+const path = require('node:path');
+const { syncBuiltinESMExports } = require('node:module');
+const { performance } = require('node:perf_hooks');
+const { pathToFileURL } = require('node:url');
+const { describe } = require('./options');
+const { redactUrl, requestPath, target } = require('./redact');
+
+const DEFAULT_THRESHOLD_MS = 500;
+const MAX_THRESHOLD_MS = 3600000;
+const MAX_TARGETS = 1000; // per type; later targets are folded into OTHER
+const MAX_TARGET_LENGTH = 256; // a path may be kilobytes long: targets are kept and reported
+const OTHER = '(other)';
+// Frames captured below rloop's own, each costing up to a microsecond: enough for some 6 of the
+// caller's under those Node puts above them (4 for http, none for dns), undici (20 to 26 for
+// fetch) or both (27 to 34 for a socket undici connects; sockets are connected far less often).
+const DEPTH = { http: 10, https: 10, dns: 10, fetch: 32, tcp: 40 };
+const MAX_FRAMES = 10;
+const NO_CONTEXT = Object.freeze({ scope: null, key: null });
+const RLOOP_DIR = __dirname + path.sep;
+const FRAME = /^\s*at (?:async )?(?:(.*?) \()?(.+?):(\d+):(\d+)\)?$/;
+const stoppedWrappers = new WeakMap(); // a wrapper whose tracker stopped -> what it wraps
+
+// Since Node 22.12 and 23.2, 'http.client.request.created' is published by the ClientRequest
+// constructor, on the caller's stack. Before, only 'http.client.request.start' exists, published
+// a tick later without the caller's frames, so request() and get() are wrapped to begin there.
+const HTTP_CREATED = hasCreatedChannel(process.versions.node.split('.').map(Number));
+
+function hasCreatedChannel([major, minor]) {
+  return major > 23 || (major === 23 && minor >= 2) || (major === 22 && minor >= 12);
+}
+
+/**
+ * Starts timing I/O. `onSlow(event)` is called for each operation that took `thresholdMs` or
+ * more; `context()` gives the `{ scope, key }` an operation is charged to, read when it starts.
+ */
+function track(options) {
+  const { thresholdMs, onSlow, context } = trackOptions(options);
+  const REC = Symbol('rloop.io'); // per tracker, so that two trackers time the same objects apart
+  const totals = new Totals();
+  const collectors = new Set(); // Totals of captures running now
+  let errors = 0;
+  let stopped = false;
+
+  function attempt(fn, a, b, c) {
+    try {
+      return fn(a, b, c);
+    } catch {
+      errors++;
+      return null;
+    }
+  }
+
+  // A subscriber gets itself as `top`: the stack is captured from below it, skipping rloop's frames.
+  const guard = (fn) => function guarded(message) {
+    attempt(fn, message, guarded);
+  };
+
+  /** A record of an operation starting now, with the stack below `top` if given; null once stopped. */
+  function begin(type, top) {
+    if (stopped) return null;
+    const rec = { type, t0: performance.now(), ctx: context() };
+    if (top !== undefined) captureStack(rec, top, DEPTH[type]);
+    return rec;
+  }
+
+  function beginOn(owner, type, top) {
+    if (owner[REC] === undefined) owner[REC] = begin(type, top);
+  }
+
+  /** The record of `owner`'s running operation, which ends now; undefined or null if none. */
+  function take(owner) {
+    const rec = owner[REC];
+    if (rec) owner[REC] = null;
+    return rec;
+  }
+
+  function end(rec, method, where, status, error) {
+    if (stopped) return;
+    const ms = performance.now() - rec.t0;
+    const clipped = where.length > MAX_TARGET_LENGTH ? where.slice(0, MAX_TARGET_LENGTH) : where;
+    const failed = error !== undefined || status >= 500;
+    totals.add(rec.type, clipped, ms, failed);
+    for (const c of collectors) c.add(rec.type, clipped, ms, failed);
+    if (ms >= thresholdMs) onSlow(slowEvent(rec, method, clipped, status, error, ms));
+  }
+
+  function onHttpCreated({ request }, top) {
+    beginOn(request, request.protocol === 'https:' ? 'https' : 'http', top);
+  }
+
+  function onHttpResponse({ request, response }) {
+    const rec = take(request);
+    if (rec) end(rec, request.method, httpTarget(request), response.statusCode);
+  }
+
+  function onHttpError({ request, error }) {
+    const rec = take(request);
+    if (rec) end(rec, request.method, httpTarget(request), undefined, errorName(error));
+  }
+
+  function onFetchCreated({ request }, top) {
+    beginOn(request, 'fetch', top);
+  }
+
+  function onFetchHeaders({ request, response }) {
+    const rec = take(request);
+    if (rec) end(rec, request.method, fetchTarget(request), response.statusCode);
+  }
+
+  function onFetchError({ request, error }) {
+    const rec = take(request);
+    if (rec) end(rec, request.method, fetchTarget(request), undefined, errorName(error));
+  }
+
+  // No channel says when a socket connects: 'connect' does, or 'close' before it. Listening for
+  // 'error' would keep an app without a listener alive; 'close' comes a loop phase later.
+  function onSocket({ socket }, top) {
+    if (socket[REC]) return;
+    socket[REC] = begin('tcp', top);
+    const settled = () => attempt(settleSocket, socket);
+    socket.once('connect', settled);
+    socket.once('close', settled);
+  }
+
+  function settleSocket(socket) {
+    const rec = take(socket);
+    if (!rec) return;
+    if (socket.destroyed) {
+      const err = socket.errored;
+      end(rec, 'connect', failedTarget(err), undefined, errorName(err) ?? 'closed before connect');
+    } else if (socket.remoteAddress !== undefined) { // a pipe has none: not TCP
+      end(rec, 'connect', hostPort(socket.remoteAddress, socket.remotePort));
+    }
+  }
+
+  function onServerRequest({ response }) {
+    beginOn(response, 'http-in');
+  }
+
+  function onServerResponse({ request, response }) {
+    const rec = take(response);
+    if (rec) end(rec, request.method, requestPath(request.url), response.statusCode);
+  }
+
+  function endLookup(rec, hostname, err) {
+    end(rec, 'lookup', String(hostname), undefined, errorName(err));
+  }
+
+  function trackLookup(original) {
+    return function lookup(hostname) {
+      const last = arguments.length - 1;
+      const callback = arguments[last];
+      const rec = typeof callback === 'function' ? attempt(begin, 'dns', lookup) : null;
+      if (rec === null) return Reflect.apply(original, this, arguments);
+      const args = Array.prototype.slice.call(arguments);
+      args[last] = function onLookup(err) {
+        attempt(endLookup, rec, hostname, err);
+        return Reflect.apply(callback, this, arguments);
+      };
+      return Reflect.apply(original, this, args);
+    };
+  }
+
+  function trackPromiseLookup(original) {
+    return function lookup(hostname) {
+      const rec = attempt(begin, 'dns', lookup);
+      const promise = Reflect.apply(original, this, arguments);
+      if (rec !== null) {
+        promise.then(() => attempt(endLookup, rec, hostname), (err) => attempt(endLookup, rec, hostname, err));
+      }
+      return promise;
+    };
+  }
+
+  function trackRequest(original) {
+    return function request() {
+      const req = Reflect.apply(original, this, arguments);
+      attempt(onHttpCreated, { request: req }, request);
+      return req;
+    };
+  }
+
+  const subscriptions = [
+    [HTTP_CREATED ? 'http.client.request.created' : 'http.client.request.start', onHttpCreated],
+    ['http.client.response.finish', onHttpResponse],
+    ['http.client.request.error', onHttpError],
+    ['undici:request:create', onFetchCreated],
+    ['undici:request:headers', onFetchHeaders],
+    ['undici:request:error', onFetchError],
+    ['net.client.socket', onSocket],
+    ['http.server.request.start', onServerRequest],
+    ['http.server.response.finish', onServerResponse],
+  ].map(([name, fn]) => [name, guard(fn)]);
+  for (const [name, fn] of subscriptions) dc.subscribe(name, fn);
+
+  const restores = [patch(dns, 'lookup', trackLookup), patch(dns.promises, 'lookup', trackPromiseLookup)];
+  if (!HTTP_CREATED) { // loaded here only: https costs its load time to apps that never use it
+    for (const mod of [require('node:http'), require('node:https')]) {
+      restores.push(patch(mod, 'request', trackRequest), patch(mod, 'get', trackRequest));
+    }
+  }
+  syncBuiltinESMExports(); // `import { lookup } from 'node:dns'` sees the wrapper too
+
+  function stop() {
+    if (stopped) return;
+    stopped = true;
+    for (const [name, fn] of subscriptions) dc.unsubscribe(name, fn);
+    for (const restore of restores) restore();
+    syncBuiltinESMExports();
+  }
+
+  return {
+    /** Totals per type, then per target, the costliest first. */
+    aggregates: () => totals.list(),
+    /** Totals of the operations that end from now until the collector's stop(): a capture's. */
+    collect() {
+      const mine = new Totals();
+      collectors.add(mine);
+      return { aggregates: () => mine.list(), stop: () => collectors.delete(mine) };
+    },
+    stop,
+    /** Exceptions rloop swallowed rather than throw into the app. */
+    get errors() {
+      return errors;
+    },
+  };
+}
+
+function trackOptions(options = {}) {
+  const { thresholdMs = DEFAULT_THRESHOLD_MS, onSlow = () => {}, context = () => NO_CONTEXT } = options;
+  if (typeof thresholdMs !== 'number' || Number.isNaN(thresholdMs)) {
+    throw new TypeError(`rloop: option 'ioThreshold' must be a number of ms, got ${describe(thresholdMs)}`);
+  }
+  if (!(thresholdMs >= 0 && thresholdMs <= MAX_THRESHOLD_MS)) {
+    throw new RangeError(`rloop: option 'ioThreshold' must be 0 to ${MAX_THRESHOLD_MS} ms, got ${thresholdMs}`);
+  }
+  for (const [name, fn] of [['onSlow', onSlow], ['context', context]]) {
+    if (typeof fn !== 'function') throw new TypeError(`rloop: io ${name} must be a function, got ${describe(fn)}`);
+  }
+  return { thresholdMs, onSlow, context };
+}
+
+/**
+ * Replaces obj[key] by wrap(original), given the original's name, length and symbol-keyed
+ * properties (util.promisify reads one on dns.lookup). Returns the undo. A wrapper laid over
+ * ours by someone else is left alone (ours passes calls through, being stopped); one laid by
+ * another tracker stopped earlier is removed with ours, so trackers may stop in any order.
+ */
+function patch(obj, key, wrap) {
+  const original = obj[key];
+  const wrapper = wrap(original);
+  for (const prop of ['name', 'length', ...Object.getOwnPropertySymbols(original)]) {
+    Object.defineProperty(wrapper, prop, Object.getOwnPropertyDescriptor(original, prop));
+  }
+  obj[key] = wrapper;
+  return () => {
+    stoppedWrappers.set(wrapper, original);
+    if (obj[key] === wrapper) obj[key] = unwrapStopped(original);
+  };
+}
+
+function unwrapStopped(fn) {
+  while (stoppedWrappers.has(fn)) fn = stoppedWrappers.get(fn);
+  return fn;
+}
+
+function httpTarget(request) {
+  return target(String(request.getHeader('host') ?? request.host), request.path);
+}
+
+function fetchTarget(request) {
+  return redactUrl(String(request.origin) + request.path);
+}
+
+function failedTarget(err) {
+  if (err?.address !== undefined) return hostPort(err.address, err.port);
+  return err?.hostname ?? '(unknown)';
+}
+
+function hostPort(address, port) {
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+function errorName(err) {
+  return err == null ? undefined : String(err.code ?? err.message ?? err);
+}
+
+// V8 keeps the structured trace and formats it only when `.stack` is read.
+function captureStack(rec, top, depth) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = depth;
+  Error.captureStackTrace(rec, top);
+  Error.stackTraceLimit = limit;
+}
+
+function slowEvent(rec, method, where, status, error, ms) {
+  const event = { type: rec.type, method, target: where };
+  if (status !== undefined) event.status = status;
+  if (error !== undefined) event.error = error;
+  event.durationMs = round(ms);
+  event.at = Math.round(performance.timeOrigin + rec.t0);
+  event.stack = frames(rec.stack);
+  event.scope = rec.ctx?.scope ?? null;
+  event.key = rec.ctx?.key ?? null;
+  return event;
+}
+
+/** Stack frames, the app's first, then Node's and rloop's; shaped as the stack sampler's (1-based). */
+function frames(stack) {
+  if (typeof stack !== 'string') return [];
+  const user = [];
+  const internal = [];
+  for (const text of stack.split('\n')) {
+    const m = FRAME.exec(text);
+    if (m === null) continue; // the message line, and frames without a position
+    const [, functionName = '(anonymous)', file, line, column] = m;
+    const url = file.startsWith('/') ? pathToFileURL(file).href : file;
+    const frame = { functionName, url, line: Number(line), column: Number(column) };
+    (file.startsWith('node:') || file.startsWith(RLOOP_DIR) ? internal : user).push(frame);
+  }
+  return user.concat(internal).slice(0, MAX_FRAMES);
+}
+
+function round(ms) {
+  return Math.round(ms * 1000) / 1000;
+}
+
+/** count, total, max and errors of durations. */
+class Stat {
+  count = 0;
+  totalMs = 0;
+  maxMs = 0;
+  errors = 0;
+
+  add(ms, failed) {
+    this.count++;
+    this.totalMs += ms;
+    if (ms > this.maxMs) this.maxMs = ms;
+    if (failed) this.errors++;
+  }
+
+  view() {
+    const { count, totalMs, maxMs, errors } = this;
+    return { count, totalMs: round(totalMs), avgMs: round(totalMs / count), maxMs: round(maxMs), errors };
+  }
+}
+
+/** Stats per type and target; at most MAX_TARGETS targets per type, the rest under OTHER. */
+class Totals {
+  #types = new Map(); // type -> { all: Stat, targets: Map<target, Stat> }
+
+  add(type, where, ms, failed) {
+    let t = this.#types.get(type);
+    if (t === undefined) this.#types.set(type, (t = { all: new Stat(), targets: new Map() }));
+    t.all.add(ms, failed);
+    (t.targets.get(where) ?? newTarget(t.targets, where)).add(ms, failed);
+  }
+
+  list() {
+    const list = [];
+    for (const [type, { all, targets }] of this.#types) {
+      const perTarget = [];
+      for (const [where, stat] of targets) perTarget.push({ target: where, ...stat.view() });
+      list.push({ type, ...all.view(), targets: perTarget.sort(costliest) });
+    }
+    return list.sort(costliest);
+  }
+}
+
+function newTarget(targets, where) {
+  const key = targets.size < MAX_TARGETS ? where : OTHER;
+  let stat = targets.get(key);
+  if (stat === undefined) targets.set(key, (stat = new Stat()));
+  return stat;
+}
+
+function costliest(a, b) {
+  return b.totalMs - a.totalMs;
+}
+
+module.exports = { track };

