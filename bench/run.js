@@ -42,8 +42,17 @@ function sample(workload, config, events) {
   return JSON.parse(p.stdout.trim().split('\n').pop());
 }
 
+function parseOptions() {
+  try {
+    return options(process.argv.slice(2));
+  } catch (err) {
+    console.error(err.message); // a usage error: no stack trace
+    process.exit(2);
+  }
+}
+
 function main() {
-  const opts = options(process.argv.slice(2));
+  const opts = parseOptions();
   const fp = fingerprint(opts);
   if (fp.loadavg[0] > fp.cores / 2) {
     console.error(`warning: load average ${fp.loadavg[0].toFixed(2)} is above half the ${fp.cores} cores: expect noise`);

@@ -34,7 +34,6 @@ const stack = [];
 
 // Servers opened in a scope: connections they accept are created by Node before any JS runs,
 // so only the trigger id links them. Few, and pruned once their handle is collected.
-const LINKED = new Set(['TCPSERVERWRAP', 'PIPESERVERWRAP']);
 const links = new Map(); // asyncId -> { ctx, handle: WeakRef }
 let pruneAt = 64;
 
@@ -56,7 +55,7 @@ function charge(slot) {
 function init(asyncId, type, triggerAsyncId, resource) {
   if (cur !== ROOT) {
     resource[tag] = cur;
-    if (LINKED.has(type)) link(asyncId, resource);
+    if (type === 'TCPSERVERWRAP' || type === 'PIPESERVERWRAP') link(asyncId, resource);
   } else if (links.size !== 0 && type !== 'PROMISE') {
     const l = links.get(triggerAsyncId);
     if (l !== undefined) resource[tag] = l.ctx;

@@ -87,6 +87,7 @@ function scopeName(name) {
 
 /** The `key` of scope()/enter() options as a string, or undefined. */
 function scopeKey(options) {
+  if (options === undefined) return undefined; // the common case, per request: no allocation
   const { key } = knownOnly('scope', plainObject('scope options', options), ['key']);
   if (key === undefined) return undefined;
   if (typeof key !== 'string' && typeof key !== 'number') {

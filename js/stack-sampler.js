@@ -1,17 +1,34 @@
 'use strict';
 // Runs in a worker: takes the main thread's stack while a stall blocks it. The addon's watch
-// thread notices the stall and calls us; we pause the main thread through the inspector (its
-// interrupt reaches a thread busy in JS), read the frames, and let it go at once. A timer in
-// the blocked thread could only ever show its own stack, after the fact.
+// thread notices the stall and calls us; we ask the main thread, through the inspector, to
+// evaluate a tiny expression. The inspector runs it as an interrupt on top of the blocking
+// code, so the stack it captures is that code's — in about a millisecond, with no debugger
+// enabled. A timer in the blocked thread could only ever show its own stack, after the fact.
 
 const inspector = require('node:inspector');
 const { workerData } = require('node:worker_threads');
 const native = require('./native');
 
 const MAX_FRAMES = 32;
-// A pause asked for after the stall ended would land on unrelated code (briefly: Rust drops a
-// stack for a stall that is over): give up if none comes by then.
-const PAUSE_TIMEOUT_MS = 1000;
+// Gives up when no answer comes by then: the main thread is not running JS (idle, or busy in
+// native code), and the answer would describe whatever runs next (Rust drops stacks of stalls
+// that are over, so a late one is harmless).
+const ANSWER_TIMEOUT_MS = 1000;
+
+// Runs in the main thread. Call sites rather than a formatted stack: exact, and unaffected by
+// an app's own Error.prepareStackTrace (restored at once, as is stackTraceLimit).
+const EXPRESSION = `(() => {
+  const prepare = Error.prepareStackTrace, limit = Error.stackTraceLimit, holder = {};
+  Error.prepareStackTrace = (_, calls) => calls;
+  Error.stackTraceLimit = ${MAX_FRAMES + 2};
+  try {
+    Error.captureStackTrace(holder);
+    return holder.stack.slice(1).map((c) => [c.getFunctionName(), c.getFileName(), c.getLineNumber(), c.getColumnNumber()]);
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
+})()`;
 
 const { threadId: watched } = workerData;
 let capturing = false;
@@ -23,38 +40,29 @@ native.watchStalls(watched, (wake) => {
 });
 setInterval(() => {}, 2 ** 30); // keeps this worker alive; the main thread unrefs it
 
-function toFrame(callFrame, urls) {
-  const { functionName, location } = callFrame;
-  return {
-    functionName: functionName || '(anonymous)',
-    url: urls.get(location.scriptId) ?? callFrame.url ?? '',
-    line: location.lineNumber + 1,
-    column: location.columnNumber + 1,
-  };
+function toFrame([functionName, file, line, column]) {
+  const url = file && file.startsWith('/') ? `file://${file}` : file ?? '';
+  return { functionName: functionName || '(anonymous)', url, line: line ?? null, column: column ?? null };
 }
 
 async function capture(wake) {
   const session = new inspector.Session();
-  const urls = new Map();
-  session.on('Debugger.scriptParsed', ({ params }) => urls.set(params.scriptId, params.url));
-  const post = (method) => new Promise((resolve, reject) => session.post(method, (e, r) => (e ? reject(e) : resolve(r))));
   let timer;
   try {
     session.connectToMainThread();
-    const paused = new Promise((resolve, reject) => {
-      session.once('Debugger.paused', ({ params }) => resolve(params));
-      timer = setTimeout(() => reject(new Error('no pause')), PAUSE_TIMEOUT_MS);
+    const answer = await new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer')), ANSWER_TIMEOUT_MS);
+      const params = { expression: EXPRESSION, returnByValue: true, silent: true };
+      session.post('Runtime.evaluate', params, (e, r) => (e ? reject(e) : resolve(r)));
     });
-    paused.catch(() => {}); // it may time out while enable/pause are still pending
-    await post('Debugger.enable');
-    await post('Debugger.pause');
-    const { callFrames } = await paused;
-    native.stallStack(watched, wake, callFrames.slice(0, MAX_FRAMES).map((f) => toFrame(f, urls)));
-    await post('Debugger.resume');
+    if (answer.exceptionDetails || !Array.isArray(answer.result.value)) return;
+    // The evaluated expression's own frame (no file) tops the stack: skip it.
+    const frames = answer.result.value.filter(([, file]) => file).slice(0, MAX_FRAMES).map(toFrame);
+    native.stallStack(watched, wake, frames);
   } catch {
     // The stall ended first, or the main thread is going away: no stack for this one.
   } finally {
     clearTimeout(timer);
-    session.disconnect(); // also resumes and disables the debugger
+    session.disconnect();
   }
 }

@@ -294,6 +294,7 @@ mod tests {
         let shared = Shared::new(9, clock, cfg(1000.0), mem.ledger(), None);
         let (a, b) = shared.with(|agg, _, _| (agg.add_scope("a"), agg.add_scope("b"))).unwrap();
         register(shared.clone());
+        mem.switch_to(a, clock.now());
         shared.start_timeline();
         for slot in [a, b, a] {
             mem.switch_to(slot, clock.now());
@@ -304,7 +305,7 @@ mod tests {
         let timeline = shared.take_timeline();
         unregister(&shared);
         let names: Vec<Option<&str>> = timeline.iter().map(|(_, n)| n.as_deref()).collect();
-        assert_eq!(names, vec![None, Some("a"), Some("b"), Some("a"), None], "{timeline:?}");
+        assert_eq!(names, vec![Some("a"), Some("b"), Some("a"), None], "{timeline:?}");
         assert!(timeline.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(shared.take_timeline().is_empty(), "recording stopped");
     }

@@ -89,10 +89,13 @@ describe('npm package', () => {
 
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-  test('the main tarball has the loader, js/, types and README, and no addon', () => {
+  test('the main tarball has every file package.json ships, and no addon', () => {
     const files = tarList(mainTgz);
-    const js = fs.readdirSync(path.join(root, 'js')).map((f) => `package/js/${f}`);
-    const expected = [...['package.json', 'binding.js', 'index.d.ts', 'README.md'].map((f) => `package/${f}`), ...js];
+    // Every file under the folders package.json ships, and the top-level files it names.
+    const shipped = (f) => (fs.statSync(path.join(root, f)).isDirectory()
+      ? fs.readdirSync(path.join(root, f), { recursive: true }).map((g) => path.join(f, g)).filter((g) => fs.statSync(path.join(root, g)).isFile())
+      : [f]);
+    const expected = ['package.json', ...require('../package.json').files.flatMap(shipped)].map((f) => `package/${f}`);
     const missing = expected.filter((f) => !files.includes(f));
     assert.deepEqual(missing, [], `missing from the main tarball: ${missing.join(', ')}`);
     assert.deepEqual(files.filter((f) => f.endsWith('.node')), []);
