@@ -15,6 +15,14 @@ export interface StartOptions {
   worstKeys?: number;
   /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 4 194 304). Default 65 536. */
   keySlots?: number;
+  /** Watch for stalls and emit 'lag'. Default true. */
+  lag?: boolean;
+  /** ms of busy loop without a poll that make a stall. Default 50. */
+  lagThreshold?: number;
+  /** Track async I/O and emit 'slowIO'; false installs nothing. Default true. */
+  io?: boolean;
+  /** ms an I/O operation takes to be slow. Default 500. */
+  ioThreshold?: number;
 }
 
 export interface ScopeOptions {
@@ -46,6 +54,16 @@ export interface ScopeWindow {
   keys?: KeyStats;
 }
 
+export interface LagStats {
+  /** Loop stretches (busy from waking to the next poll) in the window. */
+  stretches: number;
+  /** Stretches of at least lagThreshold. */
+  stalls: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
 export interface Window {
   /** 1 for the first window of a monitor, then +1 per window. */
   seq: number;
@@ -59,6 +77,8 @@ export interface Window {
   unattributed: ScopeWindow;
   /** Scopes charged in the window, busiest first. '(other)' collects scopes past maxScopes. */
   scopes: ScopeWindow[];
+  /** On complete windows of a monitor with lag on. */
+  lag?: LagStats;
 }
 
 /** The current window, read live (a callback still running is included so far). */
@@ -87,6 +107,14 @@ export interface ThreadWindows {
 }
 
 export interface Monitor extends EventEmitter {
+  capture(options?: CaptureOptions): Promise<Report>;
+  watch(options: CaptureOptions & { everyMs: number }): { stop(): void };
+  captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
+  on(event: 'lag', listener: (event: LagEvent) => void): this;
+  on(event: 'slowIO', listener: (event: SlowIoEvent) => void): this;
+  on(event: 'heapStats', listener: (stats: HeapStats) => void): this;
+  on(event: 'profile', listener: (p: { analysis: Analysis; profile: object }) => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
   readonly windowMs: number;
   /** True once stop() was called. */
   readonly stopped: boolean;
@@ -112,3 +140,113 @@ export function enter(name: string, options?: ScopeOptions): void;
 export function monitor(): Monitor | null;
 /** Every monitored thread's live and last window, from any thread. */
 export function threads(): ThreadWindows[];
+
+export interface Frame {
+  functionName: string;
+  url: string;
+  /** 1-based; null for native code. */
+  line: number | null;
+  column: number | null;
+}
+
+export interface LagEvent {
+  lagMs: number;
+  /** Epoch ms the loop woke into the stall. */
+  at: number;
+  thread: number;
+  /** What held the loop most; null: unattributed. */
+  scope: string | null;
+  key: string | null;
+  /** The blocking code's stack, innermost first; null on workers or when none could be taken. */
+  stack: Frame[] | null;
+  /** When the watch thread noticed it; null when too short to be seen while running. */
+  noticedAfterMs: number | null;
+}
+
+export interface SlowIoEvent {
+  type: 'http' | 'https' | 'fetch' | 'dns' | 'tcp' | 'http-in';
+  method: string;
+  /** Host, port and path; no credentials, query string or fragment. */
+  target: string;
+  status?: number;
+  error?: string;
+  durationMs: number;
+  at: number;
+  /** The caller's frames, user code first. */
+  stack: Frame[];
+  scope: string | null;
+  key: string | null;
+}
+
+export interface HeapStats {
+  at: number;
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+export interface CaptureOptions {
+  /** ms, or Infinity: until stop() or the process ends. Default 10 000. */
+  durationMs?: number;
+  profile?: boolean | { intervalUs?: number };
+  heapStats?: boolean;
+  /** Paths, or false; {pid}, {time} and {n} are filled in. */
+  heapSnapshot?: string | false;
+  json?: string | false;
+  html?: string | false;
+  cpuprofile?: string | false;
+}
+
+/** Schema rloop-report/1: see docs/report-schema.md and schema/rloop-report-1.schema.json. */
+export interface Report {
+  schema: 'rloop-report/1';
+  meta: {
+    tool: 'rloop'; version: string; node: string; v8: string; platform: string; arch: string;
+    pid: number; thread: number; start: number; end: number; durationMs: number;
+    partial: boolean; reason: null | 'exit' | 'uncaughtException' | 'SIGTERM' | 'SIGINT' | 'stopped';
+    options: Record<string, unknown>;
+  };
+  elu: {
+    windowMs: number;
+    thread: { busyMs: number; elu: number };
+    unattributed: { busyMs: number; elu: number; calls: number };
+    scopes: { name: string; busyMs: number; elu: number; calls: number }[];
+    windows: Window[];
+  };
+  lag: { enabled: boolean; thresholdMs: number; events: LagEvent[]; dropped: number; summary: { stalls: number; stretches: number; p99Ms: number; maxMs: number } };
+  io: { enabled: boolean; thresholdMs: number; events: SlowIoEvent[]; dropped: number; aggregates: IoAggregate[] };
+  heap: null | { start: HeapStats; end: HeapStats; timeline: HeapStats[]; dropped: number; snapshot: null | { path: string; bytes: number } };
+  profile: null | { intervalUs: number; file: string | null; analysis: Analysis };
+}
+
+export interface IoStat { count: number; totalMs: number; avgMs: number; maxMs: number; errors: number }
+export interface IoAggregate extends IoStat { type: SlowIoEvent['type']; targets: (IoStat & { target: string })[] }
+
+export type PatternId = 'cpu-hog' | 'json-heavy' | 'regex-heavy' | 'gc-pressure' | 'sync-io' | 'crypto-heavy' | 'healthy';
+
+export interface Analysis {
+  durationMs: number;
+  samples: number;
+  intervalUs: number;
+  heavyFunctions: (Frame & { selfMs: number; selfPercent: number; category: string })[];
+  callStacks: (Frame & { selfMs: number; stacks: { frames: Frame[]; ms: number; percent: number }[] })[];
+  categories: Record<string, number>;
+  patterns: { id: PatternId; severity: 'info' | 'warning' | 'critical'; message: string; location: Frame | null; suggestion: string | null; percent: number }[];
+  scopes: { name: string | null; samples: number; ms: number; percent: number; topFunctions: (Frame & { selfMs: number })[] }[];
+}
+
+export interface Comparison {
+  verdict: 'IMPROVED' | 'REGRESSED' | 'MIXED' | 'NO CHANGE';
+  patterns: { resolved: Analysis['patterns']; new: Analysis['patterns']; persistent: (Analysis['patterns'][number] & { basePercent: number })[] };
+  functions: Record<'regressed' | 'improved', (Frame & { basePercent: number; headPercent: number; deltaPoints: number })[]>;
+  scopes: { name: string; baseElu: number; headElu: number; deltaPoints: number }[];
+  lag: { baseStalls: number; headStalls: number; baseMaxMs: number; headMaxMs: number };
+}
+
+export function current(): { scope: string | null; key: string | null };
+export function heapStats(): HeapStats;
+export function captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
+export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null][] }): Analysis;
+export function compare(base: Report, head: Report): Comparison;

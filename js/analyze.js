@@ -18,6 +18,7 @@
 // its leaf's kind: native time under readFileSync is sync-io.
 
 const { JSON_MARKER_URL } = require('./profile');
+const { flameTree } = require('./flame');
 
 const CATEGORIES = ['user', 'node', 'native', 'json', 'regex', 'crypto', 'sync-io', 'gc', 'program', 'idle'];
 const [USER, NODE, NATIVE, JSON_, REGEX, CRYPTO, SYNC_IO, GC, PROGRAM, IDLE] = CATEGORIES.keys();
@@ -435,7 +436,18 @@ function locationsOf(byApiSite, nodes) {
  * the profile's clock (see profile.profileClockOffsetUs); each sample takes the scope in force at
  * its time. Idle samples belong to no scope.
  */
-function analyze(profile, { scopeTimeline } = {}) {
+function analyze(profile, options) {
+  return study(profile, options).analysis;
+}
+
+/** The analysis and the flame tree (js/flame.js) of a profile, from one pass over it. */
+function analyzeWithFlame(profile, options) {
+  const { analysis, measured } = study(profile, options);
+  return { analysis, flame: flameTree(measured) };
+}
+
+/** The analysis, and what was measured on the way: self time and category per node. */
+function study(profile, { scopeTimeline } = {}) {
   checkProfile(profile);
   if (scopeTimeline !== undefined) checkTimeline(scopeTimeline);
   const { nodes } = profile;
@@ -481,7 +493,7 @@ function analyze(profile, { scopeTimeline } = {}) {
     gcSite: gcFn >= 0 ? frameOfFn(gcFn) : null,
   });
 
-  return {
+  const analysis = {
     durationMs: ms(durationUs),
     samples: profile.samples.length,
     intervalUs,
@@ -491,6 +503,10 @@ function analyze(profile, { scopeTimeline } = {}) {
     patterns,
     scopes: scopes ? scopeSummaries(scopes, busyUs, fnOf, frameOfFn) : [],
   };
+  const measured = {
+    nodes, parent: tree.parent, order: tree.order, self, fnOf, category: cls.category, names: CATEGORIES, idle: IDLE,
+  };
+  return { analysis, measured };
 }
 
 function scopeSummaries(scopes, busyUs, fnOf, frameOfFn) {
@@ -507,4 +523,4 @@ function scopeSummaries(scopes, busyUs, fnOf, frameOfFn) {
     .sort((a, b) => b.ms - a.ms);
 }
 
-module.exports = { analyze, CATEGORIES };
+module.exports = { analyze, analyzeWithFlame, CATEGORIES };

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const { threadId } = require('node:worker_threads');
 const heap = require('./heap');
 const profiler = require('./profile');
-const { analyze } = require('./analyze');
+const { analyzeWithFlame } = require('./analyze');
 const { guard } = require('./exit-guard');
 const { buildReport } = require('./report/build');
 const { renderJson } = require('./report/json');
@@ -175,7 +175,11 @@ class Capture {
         ? { start: this.#heapStart, end: heap.stats(), timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null }
         : null,
       profile: profile
-        ? { intervalUs: o.profile.intervalUs, file: o.cpuprofile ? expand(o.cpuprofile, this.#n, this.#start) : null, analysis: analyze(profile, { scopeTimeline }) }
+        ? {
+          intervalUs: o.profile.intervalUs,
+          file: o.cpuprofile ? expand(o.cpuprofile, this.#n, this.#start) : null,
+          ...analyzeWithFlame(profile, { scopeTimeline }),
+        }
         : null,
     });
   }

@@ -1,0 +1,79 @@
+'use strict';
+// A compact flame tree of a CPU profile, small enough to travel in every report: the profile's
+// call tree with nodes of the same function under the same parent merged and idle time left
+// out. Nodes deeper than MAX_DEPTH or below MIN_SHARE of the busy time are left out, their time
+// still counted in their parent's value; at most MAX_NODES nodes are kept, the heaviest.
+// `truncated` counts the merged nodes left out, so a reader knows the tree was pruned.
+
+const MIN_SHARE = 0.001;
+const MAX_NODES = 2000;
+const MAX_DEPTH = 128;
+
+const round3 = (x) => Math.round(x) / 1000; // µs to ms, 3 decimals
+
+/**
+ * @param p what js/analyze.js measured: profile `nodes`, `parent` and `order` (parents first),
+ *   `self` µs per node, `fnOf` (function per node), `category` per node and `names` of the
+ *   categories, `idle` the idle category.
+ * @returns `{ nodes, truncated, root }`, each node `{ name, url, line, column, category, value
+ *   (ms, its own time and its children's), children (heaviest first) }`.
+ */
+function flameTree({ nodes, parent, order, self, fnOf, category, names, idle }) {
+  // Merged nodes, parents before children: a profile node of each, parent, depth, µs, category.
+  const first = [];
+  const up = [];
+  const depth = [];
+  const total = [];
+  const cat = [];
+  const mergedOf = new Int32Array(nodes.length).fill(-1);
+  const byParentFn = new Map(); // 'merged parent,function' -> merged node
+  for (const i of order) {
+    if (category[i] === idle) continue;
+    const p = parent[i] >= 0 ? mergedOf[parent[i]] : -1;
+    const key = `${p},${p < 0 ? 0 : fnOf[i]}`; // a stray second root joins the first
+    let m = byParentFn.get(key);
+    if (m === undefined) {
+      m = first.length;
+      byParentFn.set(key, m);
+      first.push(i);
+      up.push(p);
+      depth.push(p < 0 ? 0 : depth[p] + 1);
+      total.push(0);
+      cat.push(category[i]);
+    }
+    mergedOf[i] = m;
+    total[m] += self[i];
+  }
+  if (first.length === 0) return { nodes: 0, truncated: 0, root: null };
+  for (let m = first.length - 1; m > 0; m--) total[up[m]] += total[m];
+
+  // A parent weighs at least as much as its children and sorts first on a tie, so the
+  // heaviest MAX_NODES above the threshold always include each one's parent.
+  const min = MIN_SHARE * total[0];
+  let kept = [];
+  for (let m = 0; m < first.length; m++) {
+    if (m === 0 || (total[m] >= min && total[m] > 0 && depth[m] <= MAX_DEPTH)) kept.push(m);
+  }
+  if (kept.length > MAX_NODES) kept = kept.sort((a, b) => total[b] - total[a] || depth[a] - depth[b]).slice(0, MAX_NODES);
+  kept.sort((a, b) => a - b); // parents before children again
+
+  const out = new Map();
+  for (const m of kept) {
+    const { functionName, url, lineNumber, columnNumber } = nodes[first[m]].callFrame;
+    const node = {
+      name: m === 0 ? '(all)' : functionName || '(anonymous)',
+      url: m === 0 ? '' : url,
+      line: m > 0 && lineNumber >= 0 ? lineNumber + 1 : null,
+      column: m > 0 && columnNumber >= 0 ? columnNumber + 1 : null,
+      category: names[cat[m]],
+      value: round3(total[m]),
+      children: [],
+    };
+    out.set(m, node);
+    if (m > 0) out.get(up[m]).children.push(node);
+  }
+  for (const node of out.values()) node.children.sort((a, b) => b.value - a.value);
+  return { nodes: kept.length, truncated: first.length - kept.length, root: out.get(0) };
+}
+
+module.exports = { flameTree, MAX_NODES, MAX_DEPTH, MIN_SHARE };

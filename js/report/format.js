@@ -1,0 +1,83 @@
+'use strict';
+// Numbers, durations, sizes, times and code locations as the page shows them. Locale-free and
+// time-zone-free (UTC), so one report renders to the same page anywhere. A value that is not a
+// finite number (a damaged report) shows as '—'.
+
+const { esc, text } = require('./escape');
+
+const NONE = '—';
+const MB = 1024 * 1024;
+const formats = new Map();
+
+const finite = (x) => typeof x === 'number' && Number.isFinite(x);
+
+/** The largest finite `fn(item)`, -Infinity for none (no spread: lists may be long). */
+function maxOf(items, fn = (x) => x) {
+  let max = -Infinity;
+  for (const item of items) {
+    const v = fn(item);
+    if (finite(v) && v > max) max = v;
+  }
+  return max;
+}
+
+function num(x, digits = 0) {
+  if (!finite(x)) return NONE;
+  if (!formats.has(digits)) formats.set(digits, new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }));
+  return formats.get(digits).format(x);
+}
+
+/** Milliseconds with the precision that matters at their size; seconds from 10 s. */
+function ms(x) {
+  if (!finite(x)) return NONE;
+  if (Math.abs(x) >= 10000) return `${num(x / 1000, 1)} s`;
+  return `${num(x, Math.abs(x) < 10 ? 2 : Math.abs(x) < 100 ? 1 : 0)} ms`;
+}
+
+/** A share (0–1) as a percentage. */
+function pct(share) {
+  return finite(share) ? `${num(share * 100, share < 0.1 ? 2 : 1)} %` : NONE;
+}
+
+function mb(bytes, signed = false) {
+  if (!finite(bytes)) return NONE;
+  return `${signed && bytes > 0 ? '+' : ''}${num(bytes / MB, 1)} MB`;
+}
+
+/** An epoch time as 'YYYY-MM-DD hh:mm:ss.mmm UTC'. */
+function clock(epochMs) {
+  if (!finite(epochMs)) return NONE;
+  return `${new Date(epochMs).toISOString().replace('T', ' ').replace('Z', '')} UTC`;
+}
+
+/** A URL shortened to its last two path segments; the whole of it is in a tooltip. */
+function shortUrl(url) {
+  const s = String(url ?? '');
+  const parts = s.split('/');
+  return parts.length > 3 ? `…/${parts.slice(-2).join('/')}` : s;
+}
+
+/** 'url:line:column' of a frame, '(native)' without a line. */
+function locationOf(f) {
+  if (!f || f.line === null || f.line === undefined) return '(native)';
+  return `${f.url}:${f.line}${f.column === null || f.column === undefined ? '' : `:${f.column}`}`;
+}
+
+/** A frame's location as HTML: the short form, the full one on hover. */
+function where(f) {
+  const full = locationOf(f);
+  const short = f && f.line !== null && f.line !== undefined ? `${shortUrl(f.url)}:${f.line}` : full;
+  return `<span class="loc" title="${esc(full, 2000)}">${text(short)}</span>`;
+}
+
+/** A frame as HTML: function name, then where. */
+function frame(f) {
+  return `<span class="fn">${text(f?.functionName ?? f?.name ?? '(anonymous)')}</span> ${where(f)}`;
+}
+
+/** A frame as one line of plain text, for tooltips. */
+function frameText(f) {
+  return `${f?.functionName ?? '(anonymous)'} ${f && f.line !== null && f.line !== undefined ? `${shortUrl(f.url)}:${f.line}` : '(native)'}`;
+}
+
+module.exports = { NONE, MB, finite, maxOf, num, ms, pct, mb, clock, shortUrl, locationOf, where, frame, frameText };

@@ -1,0 +1,82 @@
+'use strict';
+// CPU: where the profile's time went — by kind of work, by function (with the call stacks of the
+// heaviest), by scope, and as a flame graph.
+
+const { esc, text } = require('../escape');
+const { frame, maxOf, ms, num, pct, where } = require('../format');
+const { table, bar, empty } = require('../table');
+const { stackDetails } = require('./stacks');
+const flame = require('./flame');
+const { CATEGORIES } = require('../../analyze');
+
+const TOP_FUNCTIONS = 3;
+
+const category = (c) => (CATEGORIES.includes(c) ? c : 'user');
+
+function categories(a) {
+  const entries = CATEGORIES.map((c) => [c, Number(a.categories?.[c]) || 0]).filter(([, v]) => v > 0);
+  const total = entries.reduce((sum, [, v]) => sum + v, 0);
+  if (total === 0) return '';
+  const parts = entries.map(([c, v]) => `<span class="cat-${c}" style="width:${num((100 * v) / total, 2)}%" data-tip="${esc(`${c}\n${ms(v)}, ${pct(v / total)}`)}"></span>`);
+  const legend = entries.map(([c, v]) => `<span><i class="swatch cat-${c}"></i>${c} ${ms(v)}</span>`);
+  return `<div class="catbar" role="img" aria-label="CPU time by kind of work">${parts.join('')}</div><div class="legend">${legend.join('')}</div>`;
+}
+
+function heavy(a) {
+  const list = Array.isArray(a.heavyFunctions) ? a.heavyFunctions : [];
+  if (list.length === 0) return empty('No function had self time in the profile.');
+  const top = Math.max(maxOf(list, (f) => f.selfPercent), 1e-9);
+  return table({
+    label: 'Heavy functions',
+    columns: [{ label: '#', num: true }, { label: 'Function' }, { label: 'Location' }, { label: 'Kind' },
+      { label: 'Self', num: true }, { label: 'Self %', num: true }],
+    rows: list.map((f, i) => [
+      [String(i + 1), i + 1], `<span class="fn">${text(f.functionName)}</span>`, where(f),
+      `<i class="swatch cat-${category(f.category)}"></i>${category(f.category)}`,
+      [ms(f.selfMs), f.selfMs],
+      [bar((Number(f.selfPercent) || 0) / top, `${num(f.selfPercent, 2)} %`), f.selfPercent],
+    ]),
+  });
+}
+
+function callStacks(a) {
+  const list = Array.isArray(a.callStacks) ? a.callStacks : [];
+  if (list.length === 0) return empty('No call stacks: no function had self time.');
+  return list.map((c) => {
+    const stacks = (Array.isArray(c.stacks) ? c.stacks : [])
+      .map((s) => stackDetails(Array.isArray(s.frames) ? s.frames : [], `${ms(s.ms)} <span class="muted">(${num(s.percent, 1)} % of its self time)</span>`))
+      .join('');
+    return `<details class="callers"><summary>${frame(c)} <span class="muted">${ms(c.selfMs)} self</span></summary>${stacks}</details>`;
+  }).join('');
+}
+
+function scopes(ctx, a) {
+  const list = Array.isArray(a.scopes) ? a.scopes : [];
+  if (list.length === 0) return empty('No scope timeline was recorded with this profile.');
+  return table({
+    label: 'CPU by scope',
+    columns: [{ label: 'Scope' }, { label: 'Samples', num: true }, { label: 'CPU', num: true }, { label: 'Share of busy', num: true },
+      { label: 'Top functions' }],
+    rows: list.map((s) => [
+      `${ctx.swatch(s.name)}${ctx.scope(s.name)}`, [num(s.samples), s.samples], [ms(s.ms), s.ms],
+      [bar((Number(s.percent) || 0) / 100, `${num(s.percent, 1)} %`), s.percent],
+      (Array.isArray(s.topFunctions) ? s.topFunctions : []).slice(0, TOP_FUNCTIONS)
+        .map((f) => `<span class="fn">${text(f.functionName, 80)}</span> ${ms(f.selfMs)}`).join('<br>'),
+    ]),
+  });
+}
+
+function render(ctx) {
+  const profile = ctx.r.profile;
+  if (!profile || !profile.analysis) return empty('No CPU profile was taken in this capture (capture({ profile: true }) takes one).');
+  const a = profile.analysis;
+  const head = `<p class="facts"><span>profile <b>${ms(a.durationMs)}</b></span><span>samples <b>${num(a.samples)}</b></span>`
+    + `<span>interval <b>${num(a.intervalUs)} µs</b></span>${profile.file ? `<span>file <code>${text(profile.file, 200)}</code></span>` : ''}</p>`;
+  return head + categories(a)
+    + `<h3>Heavy functions</h3>${heavy(a)}`
+    + `<h3>Call stacks of the heaviest</h3>${callStacks(a)}`
+    + `<h3>CPU by scope</h3>${scopes(ctx, a)}`
+    + `<h3 id="flame">Flame graph</h3>${flame.render(ctx, profile.flame)}`;
+}
+
+module.exports = { id: 'cpu', title: 'CPU', render, category };

@@ -1,0 +1,131 @@
+'use strict';
+// ELU by scope: busy time per scope over the capture (a sortable table with each scope's worst
+// keys), and per window as stacked bars: which scope kept the loop busy, and when.
+
+const { esc, text } = require('../escape');
+const { maxOf, ms, num, pct } = require('../format');
+const { plot, chart, hoverColumns, round } = require('../svg');
+const { table, bar, empty, capped } = require('../table');
+const { OTHER, UNATTRIBUTED, PALETTE } = require('../context');
+
+const MAX_COLUMNS = 120;
+const MAX_ROWS = 200;
+const WORST_KEYS = 3;
+
+/** Per scope over all windows: keys seen, worst window p99, and the worst keys of any window. */
+function keyStats(windows) {
+  const byScope = new Map();
+  for (const w of windows) {
+    for (const s of Array.isArray(w.scopes) ? w.scopes : []) {
+      if (!s.keys) continue;
+      let k = byScope.get(s.name);
+      if (!k) byScope.set(s.name, (k = { count: 0, dropped: 0, p99Ms: 0, worst: new Map() }));
+      k.count += Number(s.keys.count) || 0;
+      k.dropped += Number(s.keys.dropped) || 0;
+      k.p99Ms = Math.max(k.p99Ms, Number(s.keys.p99Ms) || 0);
+      for (const { key, busyMs } of Array.isArray(s.keys.worst) ? s.keys.worst : []) {
+        k.worst.set(key, Math.max(k.worst.get(key) ?? 0, Number(busyMs) || 0));
+      }
+    }
+  }
+  return byScope;
+}
+
+function scopeTable(ctx, elu, windows) {
+  const keys = keyStats(windows);
+  const scopes = ctx.list(elu.scopes);
+  const threadMs = Number(elu.thread?.busyMs) || 0;
+  const row = (name, s, label) => {
+    const k = keys.get(name);
+    const worst = k ? [...k.worst].sort((a, b) => b[1] - a[1]).slice(0, WORST_KEYS) : [];
+    return [
+      `${ctx.swatch(name)}${label}`,
+      [ms(s.busyMs), s.busyMs],
+      [bar(s.elu, pct(s.elu)), s.elu],
+      [pct(threadMs > 0 ? s.busyMs / threadMs : 0), threadMs > 0 ? s.busyMs / threadMs : 0],
+      [num(s.calls), s.calls],
+      k ? [num(k.count), k.count] : ['', -1],
+      k ? [ms(k.p99Ms), k.p99Ms] : ['', -1],
+      worst.map(([key, busy]) => `<span class="key">${text(key, 60)}</span> ${ms(busy)}`).join('<br>'),
+    ];
+  };
+  const rows = scopes.slice(0, MAX_ROWS).map((s) => row(s.name, s, ctx.scope(s.name)));
+  if (elu.unattributed) rows.push(row(null, elu.unattributed, ctx.scope(null)));
+  const note = scopes.length > MAX_ROWS
+    ? capped(ctx, `ELU by scope: the ${MAX_ROWS} busiest of ${num(scopes.length)} scopes are listed.`) : '';
+  return table({
+    label: 'ELU by scope',
+    columns: [{ label: 'Scope' }, { label: 'Busy', num: true }, { label: 'ELU', num: true }, { label: 'Share of busy', num: true },
+      { label: 'Calls', num: true }, { label: 'Keys', num: true }, { label: 'Key p99', num: true }, { label: 'Worst keys' }],
+    rows,
+  }) + note;
+}
+
+/** Windows merged into at most MAX_COLUMNS columns: busy ms per series, summed. */
+function columns(ctx, windows, series) {
+  const per = Math.ceil(windows.length / MAX_COLUMNS);
+  const out = [];
+  for (let i = 0; i < windows.length; i += per) {
+    const group = windows.slice(i, i + per);
+    const busy = new Array(series.length).fill(0);
+    for (const w of group) {
+      for (const s of Array.isArray(w.scopes) ? w.scopes : []) {
+        const j = series.findIndex((x) => x.name === s.name);
+        busy[j >= 0 ? j : series.length - 2] += Number(s.busyMs) || 0; // the rest: 'other scopes'
+      }
+      busy[series.length - 1] += Number(w.unattributed?.busyMs) || 0;
+    }
+    const durationMs = group.reduce((sum, w) => sum + (Number(w.durationMs) || 0), 0);
+    out.push({ start: (group[0].start - ctx.start) / 1000, end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs });
+  }
+  return { per, columns: out };
+}
+
+function stackedTimeline(ctx, elu, windows) {
+  const named = ctx.list(elu.scopes).slice(0, PALETTE.length).map((s) => ({ name: s.name, color: ctx.color(s.name), label: ctx.scopeText(s.name) }));
+  const series = [...named, { name: undefined, color: OTHER, label: 'other scopes' }, { name: null, color: UNATTRIBUTED, label: '(unattributed)' }];
+  const { per, columns: cols } = columns(ctx, windows, series);
+  const p = plot({ xMax: maxOf(cols, (c) => c.end), yMax: 100 });
+  const bars = [];
+  const tips = [];
+  for (const c of cols) {
+    const x0 = p.x(c.start);
+    const width = Math.max(0.5, p.x(c.end) - x0 - 1);
+    let acc = 0;
+    c.busy.forEach((busyMs, j) => {
+      const share = c.durationMs > 0 ? (100 * busyMs) / c.durationMs : 0;
+      if (share <= 0) return;
+      const y = p.y(acc + share);
+      bars.push(`<rect x="${round(x0)}" y="${round(y)}" width="${round(width)}" height="${round(p.y(acc) - y)}" style="fill:${esc(series[j].color)}"/>`);
+      acc += share;
+    });
+    const parts = c.busy.map((busyMs, j) => [j, busyMs]).filter(([, b]) => b > 0).sort((a, b) => b[1] - a[1]);
+    tips.push([
+      `+${num(c.start, 2)} – ${num(c.end, 2)} s: loop busy ${num(acc, 1)} %`,
+      ...parts.map(([j, b]) => `${series[j].label}: ${num(c.durationMs > 0 ? (100 * b) / c.durationMs : 0, 1)} % (${ms(b)})`),
+    ]);
+  }
+  const edges = [...cols.map((c) => p.x(c.start)), p.x(cols[cols.length - 1].end)];
+  const legend = series.map((s) => `<span><i class="swatch" style="background:${esc(s.color)}"></i>${text(s.label, 60)}</span>`).join('');
+  const note = per > 1 ? capped(ctx, `ELU timeline: ${num(windows.length)} windows drawn as ${cols.length} bars of ${per} windows each.`) : '';
+  const body = bars.join('') + hoverColumns(p, edges, tips);
+  return `<div class="legend">${legend}</div>${chart(p, { label: 'Busy share per window, by scope', yFormat: (v) => `${num(v, 0)} %`, body })}${note}`;
+}
+
+function render(ctx) {
+  const elu = ctx.r.elu;
+  if (!elu) return empty('The report holds no ELU data.');
+  const windows = ctx.list(elu.windows).filter((w) => w && Number.isFinite(w.start) && Number.isFinite(w.end));
+  const head = `<p class="facts"><span>thread busy <b>${ms(elu.thread?.busyMs)}</b></span><span>ELU <b>${pct(elu.thread?.elu)}</b></span>`
+    + `<span>unattributed <b>${ms(elu.unattributed?.busyMs)}</b></span><span>window <b>${ms(elu.windowMs)}</b></span>`
+    + `<span>windows <b>${num(windows.length)}</b></span></p>`;
+  const timelinePart = windows.length > 0
+    ? stackedTimeline(ctx, elu, windows)
+    : empty(`No window closed during the capture: the monitor's window (${ms(elu.windowMs)}) is longer than the capture (${ms(ctx.r.meta?.durationMs)}).`);
+  const tablePart = ctx.list(elu.scopes).length > 0
+    ? scopeTable(ctx, elu, windows)
+    : empty('No scope ran during the capture: all busy time was unattributed. Wrap work in rloop.scope() or rloop.enter() to name it.');
+  return head + timelinePart + tablePart;
+}
+
+module.exports = { id: 'elu', title: 'ELU by scope', render, keyStats };

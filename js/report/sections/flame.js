@@ -1,0 +1,84 @@
+'use strict';
+// The flame graph: the report's flame tree flattened into the page's data island; the page
+// script draws it as SVG and zooms and searches it. Capped again here, since a hand-made report
+// may hold any tree.
+
+const { clip } = require('../escape');
+const { num } = require('../format');
+const { empty, capped } = require('../table');
+const { CATEGORIES } = require('../../analyze');
+const { MAX_NODES, MIN_SHARE } = require('../../flame');
+
+const MAX_NAME = 200;
+
+/** Every node of the tree with its parent and depth, parents first; no recursion (deep trees). */
+function walk(root) {
+  const out = [];
+  const stack = [{ node: root, parent: -1, depth: 0 }];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    const index = out.push(item) - 1;
+    const children = Array.isArray(item.node.children) ? item.node.children : [];
+    for (let i = children.length - 1; i >= 0; i--) {
+      if (children[i] && typeof children[i] === 'object') stack.push({ node: children[i], parent: index, depth: item.depth + 1 });
+    }
+  }
+  return out;
+}
+
+/**
+ * The heaviest MAX_NODES nodes, in preorder, each kept only with its parent, as flat numbers:
+ * `[name, location, category, depth, x, width]` per node, strings as indexes into `strings`,
+ * x and width in ms.
+ */
+function flatten(root) {
+  const all = walk(root);
+  const value = (item) => Math.max(0, Number(item.node.value) || 0);
+  let keep = null;
+  if (all.length > MAX_NODES) {
+    keep = new Set([...all.keys()].sort((a, b) => value(all[b]) - value(all[a]) || all[a].depth - all[b].depth).slice(0, MAX_NODES));
+  }
+  const strings = [];
+  const ids = new Map();
+  const intern = (s) => {
+    const c = clip(s, MAX_NAME);
+    if (!ids.has(c)) ids.set(c, strings.push(c) - 1);
+    return ids.get(c);
+  };
+  const nodes = [];
+  const kept = new Int32Array(all.length).fill(-1); // the flat index of each kept node
+  const nextX = []; // per kept node: where its next child starts
+  all.forEach((item, i) => {
+    if (keep && !keep.has(i)) return;
+    if (item.parent >= 0 && kept[item.parent] < 0) return; // its parent was left out
+    const n = item.node;
+    const x = item.parent < 0 ? 0 : nextX[kept[item.parent]];
+    const w = value(item);
+    if (item.parent >= 0) nextX[kept[item.parent]] += w;
+    const loc = n.line === null || n.line === undefined ? '(native)' : `${n.url}:${n.line}${n.column ? `:${n.column}` : ''}`;
+    const cat = CATEGORIES.indexOf(n.category);
+    kept[i] = nodes.length / 6;
+    nextX.push(x);
+    nodes.push(intern(n.name), intern(loc), cat < 0 ? 0 : cat, item.depth, x, w);
+  });
+  return { strings, nodes, categories: CATEGORIES, dropped: all.length - nodes.length / 6 };
+}
+
+function render(ctx, flame) {
+  if (!flame) return empty('This report holds no flame tree: it was written by an rloop that did not record one.');
+  if (!flame.root || typeof flame.root !== 'object') return empty('The profile holds no call tree.');
+  const data = flatten(flame.root);
+  ctx.data.flame = data;
+  const left = (Number(flame.truncated) || 0) + data.dropped;
+  const note = left > 0
+    ? capped(ctx, `Flame graph: ${num(left)} call-tree nodes are left out (under ${MIN_SHARE * 100} % of the busy time, deeper than the tree keeps, or past the heaviest ${num(MAX_NODES)}); their time is in their parents.`)
+    : '';
+  return `<div class="flame" id="flame-graph">
+<div class="toolbar"><input type="search" id="flame-search" placeholder="Search functions and files" aria-label="Search the flame graph">
+<button type="button" id="flame-reset">Reset zoom</button><span id="flame-status" class="muted" aria-live="polite"></span></div>
+<p class="muted hint">Each bar is a function, as wide as its time and all it called; callers above callees. Click a bar to zoom, Reset to go back; idle time is left out.</p>
+<svg id="flame-svg" class="flame-svg" role="img" aria-label="Flame graph"></svg>
+<noscript><p class="empty">The flame graph is drawn by the page's script.</p></noscript></div>${note}`;
+}
+
+module.exports = { render, flatten };

@@ -1,0 +1,82 @@
+'use strict';
+// I/O: slow operations grouped by type and target with the stacks that started them, and every
+// operation of the capture, slow or not, summed by type and target.
+
+const { esc, text } = require('../escape');
+const { frameText, ms, num } = require('../format');
+const { table, empty, capped } = require('../table');
+const { stackDetails } = require('./stacks');
+const { groupBy } = require('../aggregate');
+
+const MAX_GROUPS = 100;
+const MAX_TARGETS = 50;
+const STACKS_PER_GROUP = 3;
+const STACK_KEY_FRAMES = 8;
+
+const listed = (values, max = 4) => {
+  const counts = groupBy(values, (v) => v, () => 1);
+  const shown = counts.slice(0, max).map((c) => `${text(c.key, 60)}${c.count > 1 ? ` ×${num(c.count)}` : ''}`).join(', ');
+  return shown + (counts.length > max ? ` <span class="muted">+${counts.length - max}</span>` : '');
+};
+
+/** The most frequent distinct caller stacks of a group's events. */
+function callers(events) {
+  const stacks = groupBy(
+    events.filter((e) => Array.isArray(e.stack) && e.stack.length > 0),
+    (e) => e.stack.slice(0, STACK_KEY_FRAMES).map(frameText).join('\n'),
+    () => 1,
+  );
+  if (stacks.length === 0) return '<span class="muted">no stack (incoming, or started by Node)</span>';
+  return stacks.slice(0, STACKS_PER_GROUP)
+    .map((s) => stackDetails(s.items[0].stack, `${esc(frameText(s.items[0].stack[0]))}${s.count > 1 ? ` <span class="muted">×${num(s.count)}</span>` : ''}`))
+    .join('') + (stacks.length > STACKS_PER_GROUP ? `<span class="muted">+${stacks.length - STACKS_PER_GROUP} other stacks</span>` : '');
+}
+
+function slow(ctx, events) {
+  const groups = groupBy(events, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
+  const rows = groups.slice(0, MAX_GROUPS).map((g) => {
+    const e = g.items[0];
+    const outcomes = g.items.map((i) => (i.error !== undefined ? `error ${i.error}` : i.status !== undefined ? String(i.status) : 'ok'));
+    return [
+      text(e.type), `<span class="target">${text(e.target)}</span> <span class="muted">${listed(g.items.map((i) => i.method), 2)}</span>`,
+      [num(g.count), g.count], [ms(g.total), g.total], [ms(g.max), g.max], listed(outcomes),
+      listed(g.items.map((i) => ctx.scopeText(i.scope)), 2), callers(g.items),
+    ];
+  });
+  const note = groups.length > MAX_GROUPS ? capped(ctx, `Slow I/O: the ${MAX_GROUPS} costliest of ${num(groups.length)} type and target groups are listed.`) : '';
+  return table({
+    label: 'Slow I/O by type and target',
+    columns: [{ label: 'Type' }, { label: 'Target' }, { label: 'Slow', num: true }, { label: 'Total', num: true },
+      { label: 'Longest', num: true }, { label: 'Outcome' }, { label: 'Scopes' }, { label: 'Callers' }],
+    rows,
+  }) + note;
+}
+
+function aggregates(ctx, list) {
+  const stat = (a) => [[num(a.count), a.count], [ms(a.totalMs), a.totalMs], [ms(a.avgMs), a.avgMs], [ms(a.maxMs), a.maxMs], [num(a.errors), a.errors]];
+  const statColumns = ['Count', 'Total', 'Average', 'Longest', 'Errors'].map((label) => ({ label, num: true }));
+  const types = table({ label: 'All I/O by type', columns: [{ label: 'Type' }, ...statColumns], rows: list.map((a) => [text(a.type), ...stat(a)]) });
+  const targets = list.flatMap((a) => ctx.list(a.targets).map((t) => ({ type: a.type, ...t }))).sort((a, b) => b.totalMs - a.totalMs);
+  const top = table({
+    label: 'All I/O by target',
+    columns: [{ label: 'Type' }, { label: 'Target' }, ...statColumns],
+    rows: targets.slice(0, MAX_TARGETS).map((t) => [text(t.type), `<span class="target">${text(t.target)}</span>`, ...stat(t)]),
+  });
+  const note = targets.length > MAX_TARGETS ? capped(ctx, `All I/O: the ${MAX_TARGETS} costliest of ${num(targets.length)} targets are listed.`) : '';
+  return `<div class="cols"><div><h3>All operations by type</h3>${types}</div><div><h3>Costliest targets</h3>${top}${note}</div></div>`;
+}
+
+function render(ctx) {
+  const io = ctx.r.io;
+  if (!io || !io.enabled) return empty('I/O tracking was off for this capture (rloop.start({ io: true }) turns it on).');
+  const events = ctx.list(io.events).filter((e) => e && typeof e === 'object');
+  const list = ctx.list(io.aggregates).filter((a) => a && typeof a === 'object');
+  const head = `<p class="facts"><span>slow from <b>${ms(io.thresholdMs)}</b></span><span>slow operations <b>${num(events.length + (io.dropped || 0))}</b></span>`
+    + `<span>all operations <b>${num(list.reduce((n, a) => n + (Number(a.count) || 0), 0))}</b></span></p>`;
+  const dropped = io.dropped > 0 ? capped(ctx, `Slow I/O: the capture kept ${num(events.length)} slow operations and dropped ${num(io.dropped)} more; the groups count the kept ones.`) : '';
+  const slowPart = events.length > 0 ? slow(ctx, events) : empty(`No I/O operation took ${ms(io.thresholdMs)} or more.`);
+  const allPart = list.length > 0 ? aggregates(ctx, list) : empty('No outgoing or incoming I/O operation ended during the capture.');
+  return `${head}${dropped}<h3>Slow operations</h3>${slowPart}${allPart}`;
+}
+
+module.exports = { id: 'io', title: 'Slow I/O', render };

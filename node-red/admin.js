@@ -1,0 +1,58 @@
+'use strict';
+// Admin HTTP endpoints, under Node-RED's admin root and its authentication:
+//   GET  /rloop/elu      the window running now and the last one (flows.read)
+//   GET  /rloop/history  the windows kept, oldest first (flows.read)
+//   POST /rloop/state    { enabled }: switches attribution on or off (flows.write)
+//   POST /rloop/capture  { durationMs, format: 'html' | 'json' }: runs a capture and answers its
+//                        report, HTML when the renderer is there, else JSON (flows.write)
+
+const MAX_CAPTURE_MS = 5 * 60 * 1000;
+
+/** The HTML renderer of reports, when this rloop has one. */
+function htmlRenderer() {
+  try {
+    return require('../js/report/html').renderHtml;
+  } catch (e) {
+    if (e.code === 'MODULE_NOT_FOUND') return null;
+    throw e;
+  }
+}
+
+function routes(RED, plugin) {
+  const read = RED.auth.needsPermission('flows.read');
+  const write = RED.auth.needsPermission('flows.write');
+  const app = RED.httpAdmin;
+
+  app.get('/rloop/elu', read, (req, res) => res.json(plugin.elu()));
+  app.get('/rloop/history', read, (req, res) => res.json(plugin.history()));
+
+  app.post('/rloop/state', write, (req, res) => {
+    const { enabled } = req.body ?? {};
+    if (typeof enabled !== 'boolean') return res.status(400).json({ error: 'body must be { "enabled": true | false }' });
+    try {
+      if (enabled) plugin.enable();
+      else plugin.disable();
+    } catch (e) {
+      return res.status(500).json({ error: e.message });
+    }
+    res.json(plugin.state());
+  });
+
+  app.post('/rloop/capture', write, (req, res) => {
+    const { durationMs = 5000, format = 'html' } = req.body ?? {};
+    if (!Number.isInteger(durationMs) || durationMs < 100 || durationMs > MAX_CAPTURE_MS) {
+      return res.status(400).json({ error: `durationMs must be an integer from 100 to ${MAX_CAPTURE_MS}` });
+    }
+    if (!plugin.enabled) return res.status(409).json({ error: 'rloop is off' });
+    plugin.capture(durationMs).then(
+      (report) => {
+        const html = format === 'html' ? htmlRenderer() : null;
+        if (html) res.type('html').send(html(report));
+        else res.json(report);
+      },
+      (e) => res.status(500).json({ error: e.message }),
+    );
+  });
+}
+
+module.exports = { routes };

@@ -1,0 +1,102 @@
+'use strict';
+// The Node-RED plugin, runtime half (the editor half is rloop.html beside it): which node keeps
+// the event loop busy, live in the editor and over admin HTTP. Settings, in settings.js:
+//   rloop: { enabled: true, startup: true, windowMs: 1000, history: 60, ...other rloop.start() options }
+// `startup: false` leaves node constructors alone (start-up work is then unattributed). Off, by
+// settings or by the editor's switch, nothing of it runs: no hooks, no wrapped constructors, and
+// no monitor unless the host application started one itself.
+
+const rloop = require('..');
+const { Attribution } = require('./attribution');
+const { Live } = require('./live');
+const startup = require('./startup');
+const { routes } = require('./admin');
+
+const HISTORY = 60; // windows kept when the host application's monitor is used
+
+class Plugin {
+  #RED;
+  #options;
+  #startup;
+  #editors = 0; // comms connections: windows are published only while an editor listens
+  #on = null; // while enabled: { mon, owned, attribution, live, undoStartup }
+
+  constructor(RED) {
+    const { enabled = true, startup: withStartup = true, ...options } = RED.settings.rloop ?? {};
+    this.#RED = RED;
+    this.#options = options;
+    this.#startup = withStartup;
+    RED.events.on('comms:connection-added', () => this.#editors++);
+    RED.events.on('comms:connection-removed', () => this.#editors--);
+    routes(RED, this);
+    if (enabled) {
+      try {
+        this.enable();
+      } catch (e) {
+        RED.log.error(`rloop: not started: ${e.message}`);
+      }
+    }
+  }
+
+  get enabled() {
+    return this.#on !== null;
+  }
+
+  /** Starts attribution, on the host application's monitor if it runs one. */
+  enable() {
+    if (this.#on) return;
+    const RED = this.#RED;
+    const running = rloop.monitor();
+    const mon = running ?? rloop.start(this.#options);
+    const attribution = new Attribution(RED, mon);
+    const size = running ? HISTORY : (this.#options.history ?? HISTORY);
+    const live = new Live(RED, mon, attribution, size, (summary) => {
+      if (this.#editors > 0) RED.comms.publish('rloop/window', summary, false);
+    });
+    const undoStartup = this.#startup ? startup.install(RED) : null;
+    this.#on = { mon, owned: running === null, attribution, live, undoStartup };
+    this.#publishState();
+  }
+
+  /** Stops attribution and removes all it added; a monitor of the host application keeps running. */
+  disable() {
+    const on = this.#on;
+    if (!on) return;
+    this.#on = null;
+    on.undoStartup?.();
+    on.live.stop();
+    on.attribution.stop();
+    if (on.owned) on.mon.stop();
+    this.#publishState();
+  }
+
+  state() {
+    return { enabled: this.enabled, windowMs: this.#on?.mon.windowMs ?? null };
+  }
+
+  elu() {
+    return { ...this.state(), ...this.#on?.live.elu() };
+  }
+
+  history() {
+    return { ...this.state(), windows: this.#on?.live.history() ?? [] };
+  }
+
+  /** A capture of `durationMs` as a report (docs/report-schema.md) with the nodes it names. */
+  async capture(durationMs) {
+    const { mon, live } = this.#on;
+    const report = await mon.capture({ durationMs });
+    report.nodered = { nodes: live.nodes(report.elu.scopes) };
+    return report;
+  }
+
+  #publishState() {
+    this.#RED.comms.publish('rloop/state', this.state(), true);
+  }
+}
+
+module.exports = function (RED) {
+  RED.plugins.registerPlugin('rloop', {
+    onadd: () => new Plugin(RED),
+  });
+};
