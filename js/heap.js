@@ -147,6 +147,7 @@ async function captureHeapSnapshot(path, options) {
     fs.closeSync(fd);
     fd = -1;
     fs.renameSync(partial, path);
+    require('./native').trimMalloc(); // V8 freed its snapshot graph; give the pages back too
     return path;
   } catch (err) {
     if (fd !== -1) fs.closeSync(fd);

@@ -83,6 +83,18 @@ pub fn stall_stack(thread_id: u32, wake: f64, frames: Value) -> bool {
     registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, frames))
 }
 
+/// Returns memory glibc's malloc keeps after a burst (a heap snapshot frees as much as the heap
+/// again) to the system. True if some was released.
+#[napi(catch_unwind)]
+pub fn trim_malloc() -> bool {
+    extern "C" {
+        // glibc; this addon is built for linux-x64-gnu only.
+        fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+    }
+    // SAFETY: malloc_trim takes no pointers and is thread-safe.
+    unsafe { malloc_trim(0) != 0 }
+}
+
 /// Panics, so tests can show a Rust panic reaches JS as an exception.
 #[napi(js_name = "_panicForTests", catch_unwind)]
 pub fn panic_for_tests() {
