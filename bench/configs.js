@@ -40,9 +40,10 @@ function pureJs() {
   return attributing(ref.scope, ref.busyMs);
 }
 
-function rloop() {
+/** rloop's attribution alone (issue: core) or, with `full`, also its lag watchdog and I/O tracking. */
+function rloop(full) {
   const rloop = require('..');
-  const monitor = rloop.start();
+  const monitor = rloop.start(full ? {} : { lag: false, io: false });
   const busyMs = () => new Map(monitor.totals().scopes.map((s) => [s.name, s.busyMs]));
   return attributing((name, fn) => rloop.scope(name, fn), busyMs);
 }
@@ -55,7 +56,8 @@ const CONFIGS = {
     setup: () => emptyHooks({ init: noop, before: noop, after: noop, destroy: noop }),
   },
   purejs: { label: 'pure-JS reference (Map+destroy+now)', setup: pureJs },
-  rloop: { label: 'rloop', setup: rloop },
+  rloop: { label: 'rloop', setup: () => rloop(false) },
+  full: { label: 'rloop + lag watchdog + I/O tracking', setup: () => rloop(true) },
 };
 
-module.exports = { CONFIGS, BASELINE: 'nohook', REFERENCE: 'purejs', SUBJECT: 'rloop' };
+module.exports = { CONFIGS, BASELINE: 'nohook', REFERENCE: 'purejs', SUBJECT: 'rloop', FULL: 'full' };

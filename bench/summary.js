@@ -4,7 +4,7 @@
 // reference's overhead over each configuration's, attribution checks and target verdicts.
 
 const { summarize } = require('./stats');
-const { BASELINE, REFERENCE, SUBJECT } = require('./configs');
+const { BASELINE, REFERENCE, SUBJECT, FULL } = require('./configs');
 
 function byRound(samples, config) {
   return new Map(samples.filter((s) => s.config === config).map((s) => [s.round, s]));
@@ -43,6 +43,11 @@ function targets(target, configs) {
     // No ratio when rloop's overhead is not above no hook: cheaper than any ratio, if the reference costs.
     if (v.value === null && subject.overhead?.median <= 0) v.ok = configs[REFERENCE]?.overhead?.median > 0;
     out.push(v);
+  }
+  if (target.fullShare !== undefined && configs[FULL] && configs[BASELINE]) {
+    // What lag watching and I/O tracking add to attribution, as a share of the work itself.
+    const extra = configs[FULL].perEvent.median - subject.perEvent.median;
+    out.push(verdict(`(${FULL} − ${SUBJECT}) ÷ ${BASELINE}, %`, (100 * extra) / configs[BASELINE].perEvent.median, '≤', 100 * target.fullShare));
   }
   if (target.rssGrowthMB !== undefined) {
     // The worst round, not the median: a leak must not hide behind two clean rounds.

@@ -56,6 +56,7 @@ module.exports = {
   unit: 'ns/request',
   events: 2e4,
   scopes: ROUTES,
-  target: { overheadNs: 3000, ratio: 4 },
+  target: { overheadNs: 3000, ratio: 4, fullShare: 0.03 },
+  configs: ['nohook', 'hooks3', 'hooks4', 'purejs', 'rloop', 'full'],
   run,
 };
