@@ -67,8 +67,13 @@ class Monitor extends EventEmitter {
     // Only the main thread can be paused from another thread through public APIs
     // (inspector's connectToMainThread); a worker's stalls come without a stack.
     if (options.lag && isMainThread) {
-      this.#sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData: { threadId } });
-      this.#sampler.unref();
+      try {
+        this.#sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData: { threadId } });
+        this.#sampler.unref();
+        this.#sampler.on('error', (e) => this.#fail(e)); // stalls then come without stacks
+      } catch (e) {
+        this.#fail(e); // no worker to be had (resource limits): stalls come without stacks
+      }
     }
     if (options.io) {
       this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.emit('slowIO', e), context: hooks.current });
