@@ -218,7 +218,15 @@ export interface Report {
   lag: { enabled: boolean; thresholdMs: number; events: LagEvent[]; dropped: number; summary: { stalls: number; stretches: number; p99Ms: number; maxMs: number } };
   io: { enabled: boolean; thresholdMs: number; events: SlowIoEvent[]; dropped: number; aggregates: IoAggregate[] };
   heap: null | { start: HeapStats; end: HeapStats; timeline: HeapStats[]; dropped: number; snapshot: null | { path: string; bytes: number } };
-  profile: null | { intervalUs: number; file: string | null; analysis: Analysis };
+  profile: null | { intervalUs: number; file: string | null; analysis: Analysis; flame: Flame };
+  /** Added by the Node-RED plugin: the nodes behind scopes named `node:<id>`. */
+  nodered?: { nodes: Record<string, { name: string; type: string; flow: string; subflow?: string }> };
+}
+
+/** The profile's call tree, pruned (docs/report-schema.md): `value` in ms, the node and all under it. */
+export interface Flame { nodes: number; truncated: number; root: FlameNode | null }
+export interface FlameNode {
+  name: string; url: string; line: number | null; column: number | null; category: string; value: number; children: FlameNode[];
 }
 
 export interface IoStat { count: number; totalMs: number; avgMs: number; maxMs: number; errors: number }
@@ -250,3 +258,5 @@ export function heapStats(): HeapStats;
 export function captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
 export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null][] }): Analysis;
 export function compare(base: Report, head: Report): Comparison;
+/** A report as one self-contained HTML page. */
+export function renderHtml(report: Report): string;

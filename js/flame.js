@@ -76,4 +76,4 @@ function flameTree({ nodes, parent, order, self, fnOf, category, names, idle }) 
   return { nodes: kept.length, truncated: first.length - kept.length, root: out.get(0) };
 }
 
-module.exports = { flameTree, MAX_NODES, MAX_DEPTH, MIN_SHARE };
+module.exports = { flameTree, MAX_NODES, MIN_SHARE };

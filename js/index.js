@@ -60,4 +60,6 @@ module.exports = {
   captureHeapSnapshot: heap.captureHeapSnapshot,
   analyze,
   compare,
+  // Loaded on first use: most processes never render a page.
+  renderHtml: (report) => require('./report/html').renderHtml(report),
 };

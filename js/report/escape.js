@@ -39,4 +39,4 @@ function jsonIsland(data) {
   return JSON.stringify(data).replace(JSON_UNSAFE, (c) => `\\u${hex(c, 4)}`);
 }
 
-module.exports = { clip, visible, esc, text, jsonIsland, MAX_CHARS };
+module.exports = { clip, visible, esc, text, jsonIsland };

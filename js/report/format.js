@@ -7,7 +7,6 @@ const { esc, text } = require('./escape');
 
 const NONE = '—';
 const MB = 1024 * 1024;
-const formats = new Map();
 
 const finite = (x) => typeof x === 'number' && Number.isFinite(x);
 
@@ -21,10 +20,13 @@ function maxOf(items, fn = (x) => x) {
   return max;
 }
 
+/** `x` with up to `digits` decimals and thousands separated by commas ('12,345.6'). */
 function num(x, digits = 0) {
   if (!finite(x)) return NONE;
-  if (!formats.has(digits)) formats.set(digits, new Intl.NumberFormat('en-US', { maximumFractionDigits: digits }));
-  return formats.get(digits).format(x);
+  const fixed = Math.abs(x).toFixed(digits);
+  const [int, frac = ''] = (digits > 0 ? fixed.replace(/\.?0+$/, '') : fixed).split('.');
+  const sign = x < 0 && /[1-9]/.test(fixed) ? '-' : '';
+  return `${sign}${int.replace(/\B(?=(\d{3})+$)/g, ',')}${frac ? `.${frac}` : ''}`;
 }
 
 /** Milliseconds with the precision that matters at their size; seconds from 10 s. */
@@ -39,9 +41,18 @@ function pct(share) {
   return finite(share) ? `${num(share * 100, share < 0.1 ? 2 : 1)} %` : NONE;
 }
 
-function mb(bytes, signed = false) {
+/** Bytes in MB, or KB under 1 MB; `signed`: a gain shows its '+'. */
+function size(bytes, signed = false) {
   if (!finite(bytes)) return NONE;
-  return `${signed && bytes > 0 ? '+' : ''}${num(bytes / MB, 1)} MB`;
+  const sign = signed && bytes > 0 ? '+' : '';
+  return Math.abs(bytes) < MB ? `${sign}${num(bytes / 1024, 0)} KB` : `${sign}${num(bytes / MB, 1)} MB`;
+}
+
+/** Seconds from the start of the capture, signed: '+1.25 s', '−0.01 s'. */
+function offset(seconds) {
+  if (!finite(seconds)) return NONE;
+  const r = Math.round(seconds * 100) / 100; // no '−0 s'
+  return `${r < 0 ? '−' : '+'}${num(Math.abs(r), 2)} s`;
 }
 
 /** An epoch time as 'YYYY-MM-DD hh:mm:ss.mmm UTC'. */
@@ -80,4 +91,4 @@ function frameText(f) {
   return `${f?.functionName ?? '(anonymous)'} ${f && f.line !== null && f.line !== undefined ? `${shortUrl(f.url)}:${f.line}` : '(native)'}`;
 }
 
-module.exports = { NONE, MB, finite, maxOf, num, ms, pct, mb, clock, shortUrl, locationOf, where, frame, frameText };
+module.exports = { MB, finite, maxOf, num, ms, pct, size, offset, clock, where, frame, frameText };

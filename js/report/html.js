@@ -27,7 +27,7 @@ const CSP = [
   "default-src 'none'",
   "style-src 'unsafe-inline'", // the bars' widths are inline styles; CSS cannot fetch under default-src 'none'
   `script-src 'sha256-${crypto.createHash('sha256').update(SCRIPT).digest('base64')}'`,
-  "img-src data:",
+  'img-src data:', // the empty favicon, so the browser asks for none
   "base-uri 'none'",
   "form-action 'none'",
 ].join('; ');
@@ -35,7 +35,7 @@ const CSP = [
 /** The report as a self-contained HTML page. */
 function renderHtml(report) {
   if (report === null || typeof report !== 'object') throw new TypeError('rloop: renderHtml() needs a report object');
-  const ctx = { ...context(report), data: {} };
+  const ctx = context(report);
   const cards = summary.render(ctx);
   const sections = SECTIONS.map((s) => ({ s, html: s.render(ctx) })).filter((x) => x.html !== null);
   const m = report.meta ?? {};
@@ -58,7 +58,7 @@ function renderHtml(report) {
 <p class="sub">${esc(clock(m.start))} · ${esc(ms(m.durationMs))} · Node ${esc(m.node)} · ${esc(m.platform)} ${esc(m.arch)}</p></header>
 <nav aria-label="Sections"><ul>${nav}</ul></nav>
 <main>
-<section id="summary" aria-label="Summary">${cards}</section>
+<section id="${summary.id}" aria-label="${summary.title}">${cards}</section>
 ${body}
 </main>
 <div id="tip" role="tooltip" hidden></div>

@@ -49,7 +49,7 @@ h3{font-size:14px;margin:20px 0 8px;color:var(--text)}
 .cap::before{content:"✂ "}
 .findings{list-style:none;margin:0;padding:0;display:grid;gap:10px}
 .finding{display:flex;gap:12px;align-items:flex-start;padding:10px 14px;border-radius:8px;background:var(--panel2);border-left:4px solid var(--info)}
-.finding.critical{border-left-color:var(--poor)}.finding.warning{border-left-color:var(--fair)}
+.finding.critical{border-left-color:var(--poor)}.finding.warning{border-left-color:var(--fair)}.finding.ok{border-left-color:var(--good)}
 .finding p{margin:0 0 4px}.finding .where{color:var(--muted)}.finding .suggestion{color:var(--muted);max-width:110ch}
 .finding .more{font-size:12.5px}
 .badge{flex:none;display:inline-block;min-width:74px;text-align:center;padding:2px 8px;border-radius:10px;font-size:11px;font-weight:700;text-transform:uppercase;letter-spacing:.5px;color:#111;background:var(--info)}
@@ -69,7 +69,7 @@ td{overflow-wrap:anywhere}
 .bar-label{display:inline-block;min-width:52px}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px;vertical-align:-1px;flex:none}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12.5px;color:var(--muted);margin:6px 0}
-.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(440px,1fr));gap:0 24px}
+.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(440px,100%),1fr));gap:0 24px}
 details summary{cursor:pointer}
 details.stack summary{color:var(--text);font-family:var(--mono);font-size:12.5px}
 details.callers{border:1px solid var(--border);border-radius:8px;padding:8px 12px;margin:0 0 8px;background:var(--panel2)}
@@ -113,9 +113,10 @@ box-shadow:0 6px 24px rgba(0,0,0,.35);font-size:12px;pointer-events:none;white-s
 #tip div{unicode-bidi:plaintext}
 #tip div:first-child{font-weight:650;margin-bottom:2px}
 bdi{unicode-bidi:isolate}
+@media (max-width:700px){header,main{padding-left:12px;padding-right:12px}nav ul{padding:6px 12px}section{padding:14px}}
 @media print{
 :root{color-scheme:light;--bg:#fff;--panel:#fff;--panel2:#f3f4f6;--border:#d0d7de;--text:#000;--muted:#444;--grid:#e5e7eb;--accent:#0b62d6}
-nav,.toolbar,.hint,#tip{display:none!important}
+nav,.toolbar,.hint,#tip,.finding .more{display:none!important}
 header,main{padding-left:0;padding-right:0;max-width:none}
 section{break-inside:auto;border:none;border-top:2px solid #000;border-radius:0;padding:10px 0}
 .card,.finding,tr,svg{break-inside:avoid}

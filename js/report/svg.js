@@ -5,7 +5,7 @@
 const { esc } = require('./escape');
 const { num } = require('./format');
 
-const WIDTH = 960;
+const WIDTH = 1200;
 const MARGIN = { left: 56, right: 14, top: 12, bottom: 28 };
 
 /** About `count` round steps from 0 to at least `max`. */
@@ -68,13 +68,13 @@ function tip(lines) {
 
 const round = (v) => Math.round(v * 100) / 100;
 
-/** Spreads `items` (sorted by time) over at most `max` buckets of equal time; `at(item)` in s. */
+/** `items` (sorted by time) as groups: one each up to `max`, else `max` spans of equal time; `at(item)` in s. */
 function buckets(items, max, at, span) {
-  const n = Math.max(1, Math.min(max, items.length));
-  const size = span / n || 1;
-  const out = Array.from({ length: n }, (_, i) => ({ start: i * size, items: [] }));
-  for (const item of items) out[Math.min(n - 1, Math.max(0, Math.floor(at(item) / size)))].items.push(item);
-  return { size, buckets: out.filter((b) => b.items.length > 0) };
+  if (items.length <= max) return items.map((item) => [item]);
+  const size = span / max || 1;
+  const out = Array.from({ length: max }, () => []);
+  for (const item of items) out[Math.min(max - 1, Math.max(0, Math.floor(at(item) / size)))].push(item);
+  return out.filter((b) => b.length > 0);
 }
 
-module.exports = { WIDTH, MARGIN, ticks, plot, chart, hoverColumns, edgesAround, tip, round, buckets };
+module.exports = { plot, chart, hoverColumns, edgesAround, tip, round, buckets };

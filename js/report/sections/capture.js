@@ -3,7 +3,7 @@
 // once the other sections have said what they capped.
 
 const { esc, text } = require('../escape');
-const { clock, ms, num } = require('../format');
+const { clock, ms } = require('../format');
 
 function option(value) {
   if (typeof value === 'string') return value;
@@ -30,7 +30,7 @@ function render(ctx) {
     ? `<h3>What this page leaves out</h3><ul class="caps">${ctx.caps.map((c) => `<li>${esc(c)}</li>`).join('')}</ul>`
     : '<p class="muted">This page shows everything the report holds.</p>';
   return `<dl class="meta">${dl}</dl>${opts ? `<h3>Options</h3><p class="opts">${opts}</p>` : ''}${caps}`
-    + `<p class="muted">Schema ${text(ctx.r.schema, 40)} · ${num(options.length)} options · rendered by rloop's renderHtml.</p>`;
+    + `<p class="muted">Report schema ${text(ctx.r.schema, 40)}.</p>`;
 }
 
 module.exports = { id: 'capture', title: 'Capture', render };

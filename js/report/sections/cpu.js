@@ -8,6 +8,7 @@ const { table, bar, empty } = require('../table');
 const { stackDetails } = require('./stacks');
 const flame = require('./flame');
 const { CATEGORIES } = require('../../analyze');
+const { list } = require('../context');
 
 const TOP_FUNCTIONS = 3;
 
@@ -23,14 +24,14 @@ function categories(a) {
 }
 
 function heavy(a) {
-  const list = Array.isArray(a.heavyFunctions) ? a.heavyFunctions : [];
-  if (list.length === 0) return empty('No function had self time in the profile.');
-  const top = Math.max(maxOf(list, (f) => f.selfPercent), 1e-9);
+  const fns = list(a.heavyFunctions);
+  if (fns.length === 0) return empty('No function had self time in the profile.');
+  const top = Math.max(maxOf(fns, (f) => f.selfPercent), 1e-9);
   return table({
     label: 'Heavy functions',
     columns: [{ label: '#', num: true }, { label: 'Function' }, { label: 'Location' }, { label: 'Kind' },
       { label: 'Self', num: true }, { label: 'Self %', num: true }],
-    rows: list.map((f, i) => [
+    rows: fns.map((f, i) => [
       [String(i + 1), i + 1], `<span class="fn">${text(f.functionName)}</span>`, where(f),
       `<i class="swatch cat-${category(f.category)}"></i>${category(f.category)}`,
       [ms(f.selfMs), f.selfMs],
@@ -40,27 +41,27 @@ function heavy(a) {
 }
 
 function callStacks(a) {
-  const list = Array.isArray(a.callStacks) ? a.callStacks : [];
-  if (list.length === 0) return empty('No call stacks: no function had self time.');
-  return list.map((c) => {
-    const stacks = (Array.isArray(c.stacks) ? c.stacks : [])
-      .map((s) => stackDetails(Array.isArray(s.frames) ? s.frames : [], `${ms(s.ms)} <span class="muted">(${num(s.percent, 1)} % of its self time)</span>`))
+  const heaviest = list(a.callStacks);
+  if (heaviest.length === 0) return empty('No call stacks: no function had self time.');
+  return heaviest.map((c) => {
+    const stacks = list(c.stacks)
+      .map((s) => stackDetails(s.frames, `${ms(s.ms)} <span class="muted">(${num(s.percent, 1)} % of its self time)</span>`))
       .join('');
     return `<details class="callers"><summary>${frame(c)} <span class="muted">${ms(c.selfMs)} self</span></summary>${stacks}</details>`;
   }).join('');
 }
 
 function scopes(ctx, a) {
-  const list = Array.isArray(a.scopes) ? a.scopes : [];
-  if (list.length === 0) return empty('No scope timeline was recorded with this profile.');
+  const all = list(a.scopes);
+  if (all.length === 0) return empty('No scope timeline was recorded with this profile.');
   return table({
     label: 'CPU by scope',
     columns: [{ label: 'Scope' }, { label: 'Samples', num: true }, { label: 'CPU', num: true }, { label: 'Share of busy', num: true },
       { label: 'Top functions' }],
-    rows: list.map((s) => [
+    rows: all.map((s) => [
       `${ctx.swatch(s.name)}${ctx.scope(s.name)}`, [num(s.samples), s.samples], [ms(s.ms), s.ms],
       [bar((Number(s.percent) || 0) / 100, `${num(s.percent, 1)} %`), s.percent],
-      (Array.isArray(s.topFunctions) ? s.topFunctions : []).slice(0, TOP_FUNCTIONS)
+      list(s.topFunctions).slice(0, TOP_FUNCTIONS)
         .map((f) => `<span class="fn">${text(f.functionName, 80)}</span> ${ms(f.selfMs)}`).join('<br>'),
     ]),
   });
@@ -79,4 +80,4 @@ function render(ctx) {
     + `<h3 id="flame">Flame graph</h3>${flame.render(ctx, profile.flame)}`;
 }
 
-module.exports = { id: 'cpu', title: 'CPU', render, category };
+module.exports = { id: 'cpu', title: 'CPU', render };

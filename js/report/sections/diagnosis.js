@@ -3,12 +3,13 @@
 // the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap.
 
 const { esc, text } = require('../escape');
-const { MB, maxOf, mb, ms, num, pct, where } = require('../format');
+const { MB, maxOf, size, ms, num, pct, where } = require('../format');
 const { badge, empty } = require('../table');
 const { groupBy } = require('../aggregate');
 const { topFrame } = require('./lag');
+const { list } = require('../context');
 
-const RANK = { critical: 0, warning: 1, info: 2 };
+const RANK = { critical: 0, warning: 1, info: 2, ok: 3 };
 
 function finding({ severity, title, message, location, suggestion, section }) {
   return `<li class="finding ${RANK[severity] === undefined ? 'info' : severity}">${badge(severity)}`
@@ -22,7 +23,7 @@ function finding({ severity, title, message, location, suggestion, section }) {
 function loop(ctx) {
   const elu = Number(ctx.r.elu?.thread?.elu);
   if (!(elu >= 0.7)) return null;
-  const top = ctx.list(ctx.r.elu?.scopes)[0];
+  const top = list(ctx.r.elu?.scopes)[0];
   return {
     severity: elu >= 0.9 ? 'critical' : 'warning',
     title: 'Busy loop.',
@@ -34,7 +35,7 @@ function loop(ctx) {
 
 function stalls(ctx) {
   const lag = ctx.r.lag;
-  const events = ctx.list(lag?.events).filter((e) => e && Number.isFinite(e.lagMs));
+  const events = list(lag?.events).filter((e) => Number.isFinite(e.lagMs));
   if (!lag?.enabled || events.length === 0) return null;
   const worst = maxOf(events, (e) => e.lagMs);
   const [scope] = groupBy(events, (e) => e.scope ?? null, (e) => e.lagMs);
@@ -52,7 +53,7 @@ function stalls(ctx) {
 
 function slowIo(ctx) {
   const io = ctx.r.io;
-  const events = ctx.list(io?.events).filter((e) => e && typeof e === 'object');
+  const events = list(io?.events);
   if (!io?.enabled || events.length === 0) return null;
   const [top] = groupBy(events, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
   return {
@@ -72,15 +73,15 @@ function heapGrowth(ctx) {
   return {
     severity: delta > 10 * MB ? 'warning' : 'info',
     title: 'Heap growth.',
-    message: `Heap used grew by ${mb(delta)} over the capture (${mb(heap.start.heapUsed)} to ${mb(heap.end.heapUsed)}).`,
+    message: `Heap used grew by ${size(delta)} over the capture (${size(heap.start.heapUsed)} to ${size(heap.end.heapUsed)}).`,
     suggestion: 'Growth over one capture may be a cache warming up. If it keeps growing across captures, take heap snapshots (heapSnapshot) at two times and compare what retains the new objects.',
     section: 'memory',
   };
 }
 
 function patterns(ctx) {
-  return ctx.list(ctx.r.profile?.analysis?.patterns).map((p) => ({
-    severity: p.severity,
+  return list(ctx.r.profile?.analysis?.patterns).map((p) => ({
+    severity: p.id === 'healthy' ? 'ok' : p.severity,
     title: p.id === 'healthy' ? 'CPU profile.' : `${String(p.id)}.`,
     message: text(p.message, 2000),
     location: p.location ? where(p.location) : null,
@@ -91,9 +92,9 @@ function patterns(ctx) {
 
 function render(ctx) {
   const found = [loop(ctx), stalls(ctx), slowIo(ctx), heapGrowth(ctx), ...patterns(ctx)].filter(Boolean);
-  found.sort((a, b) => (RANK[a.severity] ?? 2) - (RANK[b.severity] ?? 2));
+  found.sort((a, b) => (RANK[a.severity] ?? RANK.info) - (RANK[b.severity] ?? RANK.info));
   const note = ctx.r.profile ? '' : empty('No CPU profile was taken in this capture, so no CPU pattern was looked for (capture({ profile: true }) takes one).');
-  if (found.length === 0) return `${note}${empty('Nothing stands out: the loop had headroom, no stall, no slow I/O, no heap growth.')}`;
+  if (found.length === 0) return `${note}${empty('Nothing stands out in what this capture collected.')}`;
   return `<ul class="findings">${found.map(finding).join('')}</ul>${note}`;
 }
 

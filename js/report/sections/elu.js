@@ -3,10 +3,10 @@
 // keys), and per window as stacked bars: which scope kept the loop busy, and when.
 
 const { esc, text } = require('../escape');
-const { maxOf, ms, num, pct } = require('../format');
+const { maxOf, ms, num, offset, pct } = require('../format');
 const { plot, chart, hoverColumns, round } = require('../svg');
 const { table, bar, empty, capped } = require('../table');
-const { OTHER, UNATTRIBUTED, PALETTE } = require('../context');
+const { list, OTHER, UNATTRIBUTED, PALETTE } = require('../context');
 
 const MAX_COLUMNS = 120;
 const MAX_ROWS = 200;
@@ -16,14 +16,14 @@ const WORST_KEYS = 3;
 function keyStats(windows) {
   const byScope = new Map();
   for (const w of windows) {
-    for (const s of Array.isArray(w.scopes) ? w.scopes : []) {
+    for (const s of list(w.scopes)) {
       if (!s.keys) continue;
       let k = byScope.get(s.name);
       if (!k) byScope.set(s.name, (k = { count: 0, dropped: 0, p99Ms: 0, worst: new Map() }));
       k.count += Number(s.keys.count) || 0;
       k.dropped += Number(s.keys.dropped) || 0;
       k.p99Ms = Math.max(k.p99Ms, Number(s.keys.p99Ms) || 0);
-      for (const { key, busyMs } of Array.isArray(s.keys.worst) ? s.keys.worst : []) {
+      for (const { key, busyMs } of list(s.keys.worst)) {
         k.worst.set(key, Math.max(k.worst.get(key) ?? 0, Number(busyMs) || 0));
       }
     }
@@ -33,20 +33,21 @@ function keyStats(windows) {
 
 function scopeTable(ctx, elu, windows) {
   const keys = keyStats(windows);
-  const scopes = ctx.list(elu.scopes);
+  const scopes = list(elu.scopes);
   const threadMs = Number(elu.thread?.busyMs) || 0;
+  const top = Math.max(maxOf(scopes, (s) => s.elu), Number(elu.unattributed?.elu) || 0, 1e-9); // bars relative to the busiest
   const row = (name, s, label) => {
     const k = keys.get(name);
     const worst = k ? [...k.worst].sort((a, b) => b[1] - a[1]).slice(0, WORST_KEYS) : [];
     return [
       `${ctx.swatch(name)}${label}`,
       [ms(s.busyMs), s.busyMs],
-      [bar(s.elu, pct(s.elu)), s.elu],
+      [bar(s.elu / top, pct(s.elu)), s.elu],
       [pct(threadMs > 0 ? s.busyMs / threadMs : 0), threadMs > 0 ? s.busyMs / threadMs : 0],
       [num(s.calls), s.calls],
       k ? [num(k.count), k.count] : ['', -1],
       k ? [ms(k.p99Ms), k.p99Ms] : ['', -1],
-      worst.map(([key, busy]) => `<span class="key">${text(key, 60)}</span> ${ms(busy)}`).join('<br>'),
+      worst.map(([key, busy]) => `<span class="key">${text(key, 60)}</span> ${ms(busy)}`).join(' · '),
     ];
   };
   const rows = scopes.slice(0, MAX_ROWS).map((s) => row(s.name, s, ctx.scope(s.name)));
@@ -69,7 +70,7 @@ function columns(ctx, windows, series) {
     const group = windows.slice(i, i + per);
     const busy = new Array(series.length).fill(0);
     for (const w of group) {
-      for (const s of Array.isArray(w.scopes) ? w.scopes : []) {
+      for (const s of list(w.scopes)) {
         const j = series.findIndex((x) => x.name === s.name);
         busy[j >= 0 ? j : series.length - 2] += Number(s.busyMs) || 0; // the rest: 'other scopes'
       }
@@ -82,10 +83,11 @@ function columns(ctx, windows, series) {
 }
 
 function stackedTimeline(ctx, elu, windows) {
-  const named = ctx.list(elu.scopes).slice(0, PALETTE.length).map((s) => ({ name: s.name, color: ctx.color(s.name), label: ctx.scopeText(s.name) }));
+  const named = list(elu.scopes).slice(0, PALETTE.length).map((s) => ({ name: s.name, color: ctx.color(s.name), label: ctx.scopeText(s.name) }));
   const series = [...named, { name: undefined, color: OTHER, label: 'other scopes' }, { name: null, color: UNATTRIBUTED, label: '(unattributed)' }];
   const { per, columns: cols } = columns(ctx, windows, series);
-  const p = plot({ xMax: maxOf(cols, (c) => c.end), yMax: 100 });
+  const peak = maxOf(cols, (c) => (c.durationMs > 0 ? (100 * c.busy.reduce((a, b) => a + b, 0)) / c.durationMs : 0));
+  const p = plot({ xMax: maxOf(cols, (c) => c.end), yMax: Math.min(100, Math.max(5, peak)) }); // a quiet loop still shows
   const bars = [];
   const tips = [];
   for (const c of cols) {
@@ -101,7 +103,7 @@ function stackedTimeline(ctx, elu, windows) {
     });
     const parts = c.busy.map((busyMs, j) => [j, busyMs]).filter(([, b]) => b > 0).sort((a, b) => b[1] - a[1]);
     tips.push([
-      `+${num(c.start, 2)} – ${num(c.end, 2)} s: loop busy ${num(acc, 1)} %`,
+      `${offset(c.start)} to ${offset(c.end)}: loop busy ${num(acc, 1)} %`,
       ...parts.map(([j, b]) => `${series[j].label}: ${num(c.durationMs > 0 ? (100 * b) / c.durationMs : 0, 1)} % (${ms(b)})`),
     ]);
   }
@@ -115,14 +117,14 @@ function stackedTimeline(ctx, elu, windows) {
 function render(ctx) {
   const elu = ctx.r.elu;
   if (!elu) return empty('The report holds no ELU data.');
-  const windows = ctx.list(elu.windows).filter((w) => w && Number.isFinite(w.start) && Number.isFinite(w.end));
+  const windows = list(elu.windows).filter((w) => Number.isFinite(w.start) && Number.isFinite(w.end));
   const head = `<p class="facts"><span>thread busy <b>${ms(elu.thread?.busyMs)}</b></span><span>ELU <b>${pct(elu.thread?.elu)}</b></span>`
     + `<span>unattributed <b>${ms(elu.unattributed?.busyMs)}</b></span><span>window <b>${ms(elu.windowMs)}</b></span>`
     + `<span>windows <b>${num(windows.length)}</b></span></p>`;
   const timelinePart = windows.length > 0
     ? stackedTimeline(ctx, elu, windows)
     : empty(`No window closed during the capture: the monitor's window (${ms(elu.windowMs)}) is longer than the capture (${ms(ctx.r.meta?.durationMs)}).`);
-  const tablePart = ctx.list(elu.scopes).length > 0
+  const tablePart = list(elu.scopes).length > 0
     ? scopeTable(ctx, elu, windows)
     : empty('No scope ran during the capture: all busy time was unattributed. Wrap work in rloop.scope() or rloop.enter() to name it.');
   return head + timelinePart + tablePart;

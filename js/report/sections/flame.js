@@ -3,11 +3,12 @@
 // script draws it as SVG and zooms and searches it. Capped again here, since a hand-made report
 // may hold any tree.
 
-const { clip } = require('../escape');
+const { clip, visible } = require('../escape');
 const { num } = require('../format');
 const { empty, capped } = require('../table');
 const { CATEGORIES } = require('../../analyze');
 const { MAX_NODES, MIN_SHARE } = require('../../flame');
+const { list } = require('../context');
 
 const MAX_NAME = 200;
 
@@ -18,10 +19,8 @@ function walk(root) {
   while (stack.length > 0) {
     const item = stack.pop();
     const index = out.push(item) - 1;
-    const children = Array.isArray(item.node.children) ? item.node.children : [];
-    for (let i = children.length - 1; i >= 0; i--) {
-      if (children[i] && typeof children[i] === 'object') stack.push({ node: children[i], parent: index, depth: item.depth + 1 });
-    }
+    const children = list(item.node.children);
+    for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i], parent: index, depth: item.depth + 1 });
   }
   return out;
 }
@@ -41,7 +40,7 @@ function flatten(root) {
   const strings = [];
   const ids = new Map();
   const intern = (s) => {
-    const c = clip(s, MAX_NAME);
+    const c = visible(clip(s, MAX_NAME)); // shown as text, controls made visible
     if (!ids.has(c)) ids.set(c, strings.push(c) - 1);
     return ids.get(c);
   };
@@ -81,4 +80,4 @@ function render(ctx, flame) {
 <noscript><p class="empty">The flame graph is drawn by the page's script.</p></noscript></div>${note}`;
 }
 
-module.exports = { render, flatten };
+module.exports = { render };

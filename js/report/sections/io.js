@@ -7,6 +7,7 @@ const { frameText, ms, num } = require('../format');
 const { table, empty, capped } = require('../table');
 const { stackDetails } = require('./stacks');
 const { groupBy } = require('../aggregate');
+const { list } = require('../context');
 
 const MAX_GROUPS = 100;
 const MAX_TARGETS = 50;
@@ -22,7 +23,7 @@ const listed = (values, max = 4) => {
 /** The most frequent distinct caller stacks of a group's events. */
 function callers(events) {
   const stacks = groupBy(
-    events.filter((e) => Array.isArray(e.stack) && e.stack.length > 0),
+    events.filter((e) => list(e.stack).length > 0),
     (e) => e.stack.slice(0, STACK_KEY_FRAMES).map(frameText).join('\n'),
     () => 1,
   );
@@ -52,11 +53,11 @@ function slow(ctx, events) {
   }) + note;
 }
 
-function aggregates(ctx, list) {
+function aggregates(ctx, byType) {
   const stat = (a) => [[num(a.count), a.count], [ms(a.totalMs), a.totalMs], [ms(a.avgMs), a.avgMs], [ms(a.maxMs), a.maxMs], [num(a.errors), a.errors]];
   const statColumns = ['Count', 'Total', 'Average', 'Longest', 'Errors'].map((label) => ({ label, num: true }));
-  const types = table({ label: 'All I/O by type', columns: [{ label: 'Type' }, ...statColumns], rows: list.map((a) => [text(a.type), ...stat(a)]) });
-  const targets = list.flatMap((a) => ctx.list(a.targets).map((t) => ({ type: a.type, ...t }))).sort((a, b) => b.totalMs - a.totalMs);
+  const types = table({ label: 'All I/O by type', columns: [{ label: 'Type' }, ...statColumns], rows: byType.map((a) => [text(a.type), ...stat(a)]) });
+  const targets = byType.flatMap((a) => list(a.targets).map((t) => ({ type: a.type, ...t }))).sort((a, b) => b.totalMs - a.totalMs);
   const top = table({
     label: 'All I/O by target',
     columns: [{ label: 'Type' }, { label: 'Target' }, ...statColumns],
@@ -69,13 +70,13 @@ function aggregates(ctx, list) {
 function render(ctx) {
   const io = ctx.r.io;
   if (!io || !io.enabled) return empty('I/O tracking was off for this capture (rloop.start({ io: true }) turns it on).');
-  const events = ctx.list(io.events).filter((e) => e && typeof e === 'object');
-  const list = ctx.list(io.aggregates).filter((a) => a && typeof a === 'object');
+  const events = list(io.events);
+  const byType = list(io.aggregates);
   const head = `<p class="facts"><span>slow from <b>${ms(io.thresholdMs)}</b></span><span>slow operations <b>${num(events.length + (io.dropped || 0))}</b></span>`
-    + `<span>all operations <b>${num(list.reduce((n, a) => n + (Number(a.count) || 0), 0))}</b></span></p>`;
+    + `<span>all operations <b>${num(byType.reduce((n, a) => n + (Number(a.count) || 0), 0))}</b></span></p>`;
   const dropped = io.dropped > 0 ? capped(ctx, `Slow I/O: the capture kept ${num(events.length)} slow operations and dropped ${num(io.dropped)} more; the groups count the kept ones.`) : '';
   const slowPart = events.length > 0 ? slow(ctx, events) : empty(`No I/O operation took ${ms(io.thresholdMs)} or more.`);
-  const allPart = list.length > 0 ? aggregates(ctx, list) : empty('No outgoing or incoming I/O operation ended during the capture.');
+  const allPart = byType.length > 0 ? aggregates(ctx, byType) : empty('No outgoing or incoming I/O operation ended during the capture.');
   return `${head}${dropped}<h3>Slow operations</h3>${slowPart}${allPart}`;
 }
 

@@ -3,24 +3,27 @@
 // scope and stack), and stalls summed by scope and by the code that was running.
 
 const { esc, text } = require('../escape');
-const { clock, frame, frameText, maxOf, ms, num } = require('../format');
+const { clock, frame, frameText, maxOf, ms, num, offset } = require('../format');
 const { plot, chart, tip, round } = require('../svg');
 const { table, empty, capped } = require('../table');
 const { stackDetails } = require('./stacks');
 const { groupBy } = require('../aggregate');
+const { list } = require('../context');
 
 const MAX_DOTS = 500;
-const MAX_ROWS = 50;
+const MAX_ROWS = 25;
 const WORST = 20;
 const TIP_FRAMES = 6;
 
 /** The frame of the app's own code on top of a stack: Node's internals skipped. */
 function topFrame(stack) {
-  if (!Array.isArray(stack) || stack.length === 0) return null;
-  return stack.find((f) => f && typeof f.url === 'string' && f.url !== '' && !f.url.startsWith('node:')) ?? stack[0];
+  const frames = list(stack);
+  if (frames.length === 0) return null;
+  return frames.find((f) => typeof f.url === 'string' && f.url !== '' && !f.url.startsWith('node:')) ?? frames[0];
 }
 
-const frameKey = (f) => (f ? `${f.functionName}\0${f.url}\0${f.line}\0${f.column}` : '');
+// Stacks are taken mid-function: stalls in one function group together, whatever the line.
+const functionKey = (f) => (f ? `${f.functionName}\0${f.url}` : '');
 
 function timeline(ctx, events, thresholdMs) {
   const shown = events.length > MAX_DOTS ? [...events].sort((a, b) => b.lagMs - a.lagMs).slice(0, MAX_DOTS) : events;
@@ -31,9 +34,9 @@ function timeline(ctx, events, thresholdMs) {
     .sort((a, b) => b.lagMs - a.lagMs) // small dots drawn last, on top
     .map((e) => {
       const r = 3 + 9 * Math.sqrt(Math.max(0, e.lagMs) / maxLag);
-      const stack = Array.isArray(e.stack) ? e.stack : [];
+      const stack = list(e.stack);
       const lines = [
-        `${ms(e.lagMs)} stall at +${num((e.at - ctx.start) / 1000, 2)} s (${clock(e.at)})`,
+        `${ms(e.lagMs)} stall at ${offset((e.at - ctx.start) / 1000)} (${clock(e.at)})`,
         `scope: ${ctx.scopeText(e.scope)}${e.key === null || e.key === undefined ? '' : `, key ${e.key}`}`,
         ...(stack.length > 0 ? stack.slice(0, TIP_FRAMES).map((f) => `  ${frameText(f)}`) : ['no stack: the stall ended before one was taken']),
       ];
@@ -57,7 +60,7 @@ function byScope(ctx, events) {
 }
 
 function byLocation(ctx, events) {
-  const groups = groupBy(events, (e) => frameKey(topFrame(e.stack)), (e) => e.lagMs);
+  const groups = groupBy(events, (e) => functionKey(topFrame(e.stack)), (e) => e.lagMs);
   return table({
     label: 'Stalls by code location',
     columns: [{ label: 'Code running (top frame of the app)' }, { label: 'Stalls', num: true }, { label: 'Total', num: true },
@@ -68,7 +71,7 @@ function byLocation(ctx, events) {
       return [
         f ? frame(f) : '<span class="muted">no stack taken</span>',
         [num(g.count), g.count], [ms(g.total), g.total], [ms(g.max), g.max],
-        scopes.slice(0, 3).map((s) => ctx.scope(s)).join(', ') + (scopes.length > 3 ? ` <span class="muted">+${scopes.length - 3}</span>` : ''),
+        scopes.slice(0, 2).map((s) => ctx.scope(s)).join(', ') + (scopes.length > 2 ? ` <span class="muted">+${scopes.length - 2} more</span>` : ''),
       ];
     }),
   }) + (groups.length > MAX_ROWS ? capped(ctx, `Stalls by code location: the ${MAX_ROWS} with the most lag of ${num(groups.length)} locations are listed.`) : '');
@@ -80,9 +83,9 @@ function worst(ctx, events) {
     label: 'Longest stalls',
     columns: [{ label: 'At', num: true }, { label: 'Lag', num: true }, { label: 'Scope' }, { label: 'Key' }, { label: 'Stack' }],
     rows: top.map((e) => [
-      [`+${num((e.at - ctx.start) / 1000, 2)} s`, e.at], [ms(e.lagMs), e.lagMs], ctx.scope(e.scope),
+      [offset((e.at - ctx.start) / 1000), e.at], [ms(e.lagMs), e.lagMs], ctx.scope(e.scope),
       e.key === null || e.key === undefined ? '' : text(e.key, 80),
-      Array.isArray(e.stack) && e.stack.length > 0 ? stackDetails(e.stack, esc(frameText(topFrame(e.stack)))) : '<span class="muted">none</span>',
+      list(e.stack).length > 0 ? stackDetails(e.stack, esc(frameText(topFrame(e.stack)))) : '<span class="muted">none</span>',
     ]),
   });
 }
@@ -90,7 +93,7 @@ function worst(ctx, events) {
 function render(ctx) {
   const lag = ctx.r.lag;
   if (!lag || !lag.enabled) return empty('Lag detection was off for this capture (rloop.start({ lag: true }) turns it on).');
-  const events = ctx.list(lag.events).filter((e) => e && Number.isFinite(e.lagMs) && Number.isFinite(e.at));
+  const events = list(lag.events).filter((e) => Number.isFinite(e.lagMs) && Number.isFinite(e.at));
   const s = lag.summary ?? {};
   const head = `<p class="facts"><span>threshold <b>${ms(lag.thresholdMs)}</b></span><span>stalls <b>${num(s.stalls)}</b></span>`
     + `<span>busy stretches <b>${num(s.stretches)}</b></span><span>p99 stretch (worst window) <b>${ms(s.p99Ms)}</b></span>`
@@ -98,8 +101,7 @@ function render(ctx) {
   if (events.length === 0) return head + empty(`No stall of ${ms(lag.thresholdMs)} or more was recorded during the capture.`);
   const dropped = lag.dropped > 0 ? capped(ctx, `Lag: the capture kept ${num(events.length)} stalls and dropped ${num(lag.dropped)} more; the tables count the kept ones.`) : '';
   return head + dropped + timeline(ctx, events, lag.thresholdMs)
-    + '<div class="cols"><div><h3>By scope</h3>' + byScope(ctx, events) + '</div>'
-    + '<div><h3>By code location</h3>' + byLocation(ctx, events) + '</div></div>'
+    + `<h3>By scope</h3>${byScope(ctx, events)}<h3>By code location</h3>${byLocation(ctx, events)}`
     + `<h3>Longest stalls</h3>${worst(ctx, events)}`;
 }
 

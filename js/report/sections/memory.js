@@ -3,9 +3,10 @@
 // coloured by how much it grew.
 
 const { esc, text } = require('../escape');
-const { MB, finite, maxOf, mb, num } = require('../format');
+const { MB, finite, maxOf, size, num, offset } = require('../format');
 const { plot, chart, hoverColumns, edgesAround, buckets, round } = require('../svg');
 const { table, empty, capped } = require('../table');
+const { list } = require('../context');
 
 const METRICS = [
   ['rss', 'RSS'],
@@ -21,7 +22,7 @@ const MAX_POINTS = 240;
 /** The heap stats of a report in time order: start, the timeline, end. */
 function heapSamples(heap) {
   if (!heap) return [];
-  const all = [heap.start, ...(Array.isArray(heap.timeline) ? heap.timeline : []), heap.end];
+  const all = [heap.start, ...list(heap.timeline), heap.end];
   return all.filter((s) => s && finite(s.at)).sort((a, b) => a.at - b.at);
 }
 
@@ -39,10 +40,10 @@ function deltas(heap, samples) {
     const peak = maxOf(samples, (s) => s[key]);
     return [
       esc(label),
-      [mb(start), start],
-      [mb(end), end],
-      [`<span class="delta ${growth(delta)}">${mb(delta, true)}</span>`, delta],
-      [mb(peak), peak],
+      [size(start), start],
+      [size(end), end],
+      [`<span class="delta ${growth(delta)}">${size(delta, true)}</span>`, delta],
+      [size(peak), peak],
     ];
   });
   return table({
@@ -57,10 +58,10 @@ function timeline(ctx, samples) {
   const t0 = samples[0].at;
   const span = Math.max(1, samples[samples.length - 1].at - t0) / 1000;
   // At most MAX_POINTS points a line: each the highest of the samples it stands for.
-  const { buckets: groups } = buckets(samples, MAX_POINTS, (s) => (s.at - t0) / 1000, span);
+  const groups = buckets(samples, MAX_POINTS, (s) => (s.at - t0) / 1000, span);
   const points = groups.map((b) => {
-    const p = { at: b.items.reduce((sum, s) => sum + s.at - t0, 0) / b.items.length / 1000 };
-    for (const key of CHARTED) p[key] = maxOf(b.items, (s) => s[key]);
+    const p = { at: b.reduce((sum, s) => sum + s.at - t0, 0) / b.length / 1000 };
+    for (const key of CHARTED) p[key] = maxOf(b, (s) => s[key]);
     return p;
   });
   const yMax = maxOf(points, (pt) => maxOf(CHARTED, (k) => pt[k])) / MB;
@@ -69,7 +70,7 @@ function timeline(ctx, samples) {
     const d = points.map((pt) => `${round(p.x(pt.at))},${round(p.y(pt[key] / MB))}`).join(' ');
     return `<polyline class="line m-${key}" points="${d}"/>`;
   });
-  const tips = points.map((pt) => [`+${num(pt.at, 1)} s`, ...CHARTED.map((k) => `${LABEL[k]}: ${mb(pt[k])}`)]);
+  const tips = points.map((pt) => [offset(pt.at), ...CHARTED.map((k) => `${LABEL[k]}: ${size(pt[k])}`)]);
   const body = lines.join('') + hoverColumns(p, edgesAround(p, points.map((pt) => p.x(pt.at))), tips);
   const legend = CHARTED.map((k) => `<span><i class="swatch m-${k}"></i>${esc(LABEL[k])}</span>`).join('');
   const note = groups.length < samples.length ? capped(ctx, `Memory chart: ${num(samples.length)} samples drawn as ${groups.length} points, each the highest of its span.`) : '';
@@ -83,7 +84,7 @@ function render(ctx) {
   if (samples.length === 0) return empty('The report holds no heap statistics.');
   const parts = [deltas(heap, samples), timeline(ctx, samples)];
   if (heap.dropped > 0) parts.push(capped(ctx, `Memory: the capture dropped ${num(heap.dropped)} older samples of its timeline.`));
-  if (heap.snapshot) parts.push(`<p>Heap snapshot written to <code>${text(heap.snapshot.path, 1000)}</code> (${mb(heap.snapshot.bytes)}).</p>`);
+  if (heap.snapshot) parts.push(`<p>Heap snapshot written to <code>${text(heap.snapshot.path, 1000)}</code> (${size(heap.snapshot.bytes)}).</p>`);
   return parts.join('');
 }
 

@@ -6,7 +6,7 @@ const { text } = require('../escape');
 const { ms, num, pct } = require('../format');
 const { table, bar, empty, capped } = require('../table');
 const { groupBy } = require('../aggregate');
-const { nodeOf, NODE_PREFIX } = require('../context');
+const { list, nodeOf, NODE_PREFIX } = require('../context');
 const { keyStats } = require('./elu');
 
 const MAX_ROWS = 200;
@@ -15,12 +15,12 @@ const isNode = (name) => typeof name === 'string' && name.startsWith(NODE_PREFIX
 
 function render(ctx) {
   const r = ctx.r;
-  const scopes = ctx.list(r.elu?.scopes).filter((s) => isNode(s.name));
+  const scopes = list(r.elu?.scopes).filter((s) => isNode(s.name));
   if (scopes.length === 0) return null;
-  const stalls = groupBy(ctx.list(r.lag?.events).filter((e) => isNode(e?.scope)), (e) => e.scope, (e) => e.lagMs);
+  const stalls = groupBy(list(r.lag?.events).filter((e) => isNode(e?.scope)), (e) => e.scope, (e) => e.lagMs);
   const stallsOf = new Map(stalls.map((g) => [g.key, g]));
-  const cpuOf = new Map(ctx.list(r.profile?.analysis?.scopes).filter((s) => isNode(s.name)).map((s) => [s.name, s]));
-  const keys = keyStats(ctx.list(r.elu?.windows));
+  const cpuOf = new Map(list(r.profile?.analysis?.scopes).filter((s) => isNode(s.name)).map((s) => [s.name, s]));
+  const keys = keyStats(list(r.elu?.windows));
   const nodes = scopes.map((s) => ({ scope: s, node: nodeOf(r, s.name), stalls: stallsOf.get(s.name), cpu: cpuOf.get(s.name), keys: keys.get(s.name) }));
 
   const rows = nodes.slice(0, MAX_ROWS).map(({ scope: s, node, stalls: st, cpu, keys: k }) => [

@@ -1,0 +1,120 @@
+'use strict';
+// Node-RED with and without the rloop plugin: inject → 5 Function nodes → inactive debug, the
+// inject driven as fast as the flow takes messages (a fixed number in flight). Messages per
+// second through the flow in fresh processes, configurations interleaved and rotated each round,
+// medians over rounds (method: /work/shared/DESIGN.md §7).
+//
+//   node bench/node-red.js [--rounds N] [--seconds S] [--node-red DIR] [--quick]
+//
+// Configurations: `none` (rloop not installed), `on` (the plugin, attribution on), `off` (the
+// plugin installed, `rloop: { enabled: false }`). Prints a table; raw samples and the
+// environment go to bench/results/node-red-<time>.json.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const { spawnSync } = require('node:child_process');
+const { summarize } = require('./stats');
+const { fingerprint } = require('./fingerprint');
+
+const CONFIGS = {
+  none: { plugin: false, settings: {} },
+  on: { plugin: true, settings: {} },
+  off: { plugin: true, settings: { rloop: { enabled: false } } },
+};
+const IN_FLIGHT = 200; // messages between the inject and the debug node at any time
+const WARMUP_MS = 1500;
+
+// Flow nodes need x and y: without them Node-RED takes a node for a config node.
+const FLOWS = [
+  { id: 't1', type: 'tab', label: 'bench' },
+  { id: 'inj', type: 'inject', z: 't1', x: 100, y: 60, props: [{ p: 'payload' }], payload: '', payloadType: 'date', repeat: '', once: false, wires: [['f1']] },
+  ...[1, 2, 3, 4, 5].map((i) => ({
+    id: `f${i}`, type: 'function', z: 't1', x: 100 + 150 * i, y: 60, name: `f${i}`, outputs: 1,
+    func: 'msg.payload = msg.payload + 1;\nreturn msg;', wires: [[i < 5 ? `f${i + 1}` : 'dbg']],
+  })),
+  { id: 'dbg', type: 'debug', z: 't1', x: 1000, y: 60, active: false, wires: [] },
+];
+
+/** One sample, in this (fresh) process: messages per second through the flow. */
+async function child(config, seconds, nodeRed) {
+  const { startNodeRed } = require('../test/fixtures/node-red-embed');
+  const { RED } = await startNodeRed({ nodeRed, flows: FLOWS, ...CONFIGS[config] });
+  const inject = RED.nodes.getNode('inj');
+  let sent = 0;
+  let done = 0;
+  RED.nodes.getNode('dbg').on('input', () => done++);
+  const drive = () => {
+    for (; sent - done < IN_FLIGHT; sent++) inject.receive({});
+    setImmediate(drive);
+  };
+  drive();
+  await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
+  const from = done;
+  const t0 = process.hrtime.bigint();
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const perSecond = (done - from) / (Number(process.hrtime.bigint() - t0) / 1e9);
+  fs.writeSync(1, `${JSON.stringify({ config, perSecond, node: process.version, nodeRed: RED.version() })}\n`);
+  process.exit(0);
+}
+
+function sample(config, seconds, nodeRed) {
+  const p = spawnSync(process.execPath, [__filename, '--child', config, '--seconds', String(seconds), ...(nodeRed ? ['--node-red', nodeRed] : [])], {
+    encoding: 'utf8',
+    timeout: 120e3,
+  });
+  if (p.status !== 0) throw new Error(`sample ${config} failed (exit ${p.status} ${p.signal ?? ''}):\n${p.stderr}`);
+  return JSON.parse(p.stdout.trim().split('\n').pop());
+}
+
+function main() {
+  const { values: o } = parseArgs({
+    options: {
+      rounds: { type: 'string' },
+      seconds: { type: 'string' },
+      'node-red': { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      child: { type: 'string' },
+    },
+  });
+  const seconds = Number(o.seconds ?? (o.quick ? 1 : 4));
+  const nodeRed = o['node-red'] && path.resolve(o['node-red']);
+  if (o.child) return child(o.child, seconds, nodeRed);
+
+  const rounds = Number(o.rounds ?? (o.quick ? 1 : 7));
+  const names = Object.keys(CONFIGS);
+  const fp = fingerprint({ rounds, seconds, nodeRed: nodeRed ?? 'devDependency', inFlight: IN_FLIGHT });
+  if (fp.loadavg[0] > fp.cores / 2) console.error(`warning: load average ${fp.loadavg[0].toFixed(2)} is above half the ${fp.cores} cores: expect noise`);
+  const samples = [];
+  for (let round = 0; round < rounds; round++) {
+    const order = [...names.slice(round % names.length), ...names.slice(0, round % names.length)];
+    for (const config of order) {
+      const s = { round, ...sample(config, seconds, nodeRed) };
+      samples.push(s);
+      console.error(`[round ${round + 1}/${rounds}] ${config}: ${Math.round(s.perSecond)} msg/s`);
+    }
+  }
+  const per = Object.fromEntries(names.map((c) => [c, summarize(samples.filter((s) => s.config === c).map((s) => s.perSecond))]));
+  // Ratios per round (on/none, off/none from the same round), then their median.
+  const ratio = (c) => summarize(Array.from({ length: rounds }, (_, r) => {
+    const of = (name) => samples.find((s) => s.round === r && s.config === name).perSecond;
+    return of(c) / of('none');
+  }));
+  const result = { fingerprint: fp, nodeRed: samples[0].nodeRed, perSecond: per, ratio: { on: ratio('on'), off: ratio('off') }, samples };
+
+  console.log(`Node-RED ${result.nodeRed} on Node ${process.version}: inject → 5 Function nodes → inactive debug, ${rounds} rounds × ${seconds} s`);
+  console.log('config   msg/s (median)   MAD     min–max          × none (median of rounds, min–max)');
+  for (const c of names) {
+    const p = per[c];
+    const r = c === 'none' ? '' : `${result.ratio[c].median.toFixed(3)} (${result.ratio[c].min.toFixed(3)}–${result.ratio[c].max.toFixed(3)})`;
+    console.log(`${c.padEnd(8)} ${String(Math.round(p.median)).padStart(14)} ${String(Math.round(p.mad)).padStart(7)}   ${Math.round(p.min)}–${Math.round(p.max)}`.padEnd(58) + r);
+  }
+  const dir = path.join(__dirname, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `node-red-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  console.error(`raw samples: ${path.relative(process.cwd(), file)} (${os.hostname()})`);
+}
+
+main();

@@ -1,0 +1,212 @@
+'use strict';
+// The HTML report renderer (js/report/html.js) on reports of a real capture, at scale, with
+// hostile strings everywhere, and with nothing collected; `rloop report` and capture({ html }).
+// What runs in a browser is tested in html-browser.test.js.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const rloop = require('..');
+const { renderHtml } = require('../js/report/html');
+const { assertValidReport } = require('./report');
+const { appReport } = require('./fixtures/report-app');
+const { scaleReport, hostileReport, emptyReport, PAYLOADS, HUGE } = require('./fixtures/synthetic-reports');
+
+const CLI = path.join(__dirname, '..', 'cli', 'rloop.js');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-html-'));
+test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+const KB = 1024;
+const count = (html, re) => (html.match(re) ?? []).length;
+const island = (html) => JSON.parse(html.match(/<script type="application\/json" id="rloop-data">(.*?)<\/script>/s)[1]);
+const section = (html, id) => {
+  const start = html.indexOf(`<section id="${id}"`);
+  return start < 0 ? null : html.slice(start, html.indexOf('</section>', start));
+};
+
+/**
+ * Checks that hold for every page: one file, nothing that can reach the network. App text never
+ * holds a raw '<', so every tag here is the renderer's own.
+ */
+function assertSelfContained(html) {
+  assert.match(html, /^<!doctype html>/);
+  assert.equal(count(html, /<script\b/gi), 2, 'the data island and the page script');
+  assert.equal(count(html, /<style\b/gi), 1);
+  assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; /);
+  for (const [tag] of html.matchAll(/<[a-z][^>]*>/gi)) {
+    for (const [, name, value] of tag.matchAll(/\s([\w-]+)(?:="([^"]*)")?/g)) {
+      assert.ok(name !== 'src' && !name.startsWith('on'), tag.slice(0, 200));
+      if (name === 'href') assert.match(value, /^(#[\w-]+|data:,)$/, 'links stay in the page');
+      if (name === 'style') assert.doesNotMatch(value, /url|@|:\/\//i, tag.slice(0, 200));
+    }
+  }
+  const css = html.slice(html.indexOf('<style>'), html.indexOf('</style>'));
+  assert.doesNotMatch(css, /url\(|@import|:\/\//, 'nothing the stylesheet could fetch');
+}
+
+let app;
+test.before(() => {
+  app = appReport();
+});
+
+test('a real capture renders every section, small and self-contained', () => {
+  assertValidReport(app);
+  const copy = structuredClone(app);
+  const html = renderHtml(app);
+  assert.deepEqual(app, copy, 'the report is not changed');
+  assert.equal(renderHtml(app), html, 'the same report renders the same page');
+  assertSelfContained(html);
+  assert.ok(html.length < 300 * KB, `${html.length} bytes`);
+  for (const id of ['summary', 'diagnosis', 'elu', 'nodered', 'cpu', 'io', 'lag', 'memory', 'capture']) assert.ok(section(html, id), id);
+
+  assert.match(section(html, 'summary'), /Busiest scope/);
+  assert.match(section(html, 'diagnosis'), /badge warning|badge critical/);
+  assert.match(section(html, 'diagnosis'), /Loop stalls\./);
+  const elu = section(html, 'elu');
+  for (const s of app.elu.scopes.filter((x) => !x.name.startsWith('node:'))) assert.ok(elu.includes(s.name), s.name);
+  assert.equal(count(elu, /<svg class="chart"/g), 1, 'the stacked timeline');
+  assert.match(elu, /<table class="sortable[^>]*aria-label="ELU by scope"/);
+  assert.match(elu, /req-\d+/, 'worst keys');
+  const nodered = section(html, 'nodered');
+  for (const name of ['Parse order', 'Enrich customer', 'Render invoice', 'Orders', 'Billing', 'Retry with backoff']) assert.ok(nodered.includes(name), name);
+  const cpu = section(html, 'cpu');
+  assert.match(cpu, /searchProducts/);
+  assert.equal(count(cpu, /<details class="callers">/g), app.profile.analysis.callStacks.length);
+  assert.match(cpu, /id="flame-svg"/);
+  assert.match(section(html, 'io'), /localhost:\d+\/orders\//);
+  const lag = section(html, 'lag');
+  assert.match(lag, /job:cleanup/);
+  assert.match(lag, /aria-label="Stalls by code location"/);
+  assert.match(section(html, 'memory'), /class="delta (good|fair|poor)"/);
+
+  const data = island(html);
+  assert.equal(data.flame.nodes.length / 6, app.profile.flame.nodes, 'every node of the flame tree');
+  assert.equal(data.flame.nodes[5], app.profile.flame.root.value, 'the root is as wide as the busy time');
+});
+
+test('memory deltas are green under 1 MB, yellow to 10 MB, red above', () => {
+  const report = emptyReport();
+  const at = (heapUsed) => ({ at: report.meta.start, rss: 50e6, heapTotal: 20e6, heapUsed, external: 1e6, arrayBuffers: 0 });
+  report.heap = { start: at(10e6), end: at(10e6), timeline: [], dropped: 0, snapshot: null };
+  const delta = (bytes) => {
+    report.heap.end = at(10e6 + bytes);
+    return section(renderHtml(report), 'memory').match(/<td class="num" data-v="[^"]*"><span class="delta (\w+)">/g)
+      .map((m) => m.match(/delta (\w+)/)[1]);
+  };
+  // rss, heapTotal, heapUsed, external, arrayBuffers: only heapUsed changes.
+  assert.deepEqual(delta(-5 * 1024 * 1024)[2], 'good');
+  assert.deepEqual(delta(0.9 * 1024 * 1024)[2], 'good');
+  assert.deepEqual(delta(5 * 1024 * 1024)[2], 'fair');
+  assert.deepEqual(delta(11 * 1024 * 1024)[2], 'poor');
+});
+
+test('hostile strings render as text: no markup, no script, no URL gets through', () => {
+  const report = hostileReport();
+  assertValidReport(report);
+  const html = renderHtml(report);
+  assertSelfContained(html);
+  assert.equal(count(html, /<\/script>/gi), 2);
+  assert.equal(count(html, /<\/style>/gi), 1);
+  assert.deepEqual(html.match(/<(img|iframe|svg onload|style>@)/gi), null);
+  assert.deepEqual(html.match(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g), null, 'no raw control character');
+  assert.ok(html.includes('controls \\x00\\x01\\x07\\x1b[31mred\\x1b[0m\\x7f\\x85 end'), 'controls shown as \\xNN');
+  assert.ok(html.includes('&lt;script&gt;window.__pwned=&quot;script&quot;&lt;/script&gt;'), 'escaped as text');
+  assert.ok(html.includes('<bdi>שלום \u202Eevil override\u202C مرحبا</bdi>'), 'right-to-left text isolated');
+  assert.ok(html.includes('🔥👩‍💻 emoji 𝒻𝓃'));
+  assert.ok(!html.includes('x'.repeat(1000)), 'the 1 MB name is clipped');
+  assert.match(html, /hugex+… \(\+1,048,\d{3} chars\)/);
+  assert.ok(html.length < 2 * KB * KB);
+  // The island holds the strings as they were (clipped): nothing in it could end the element.
+  const strings = island(html).flame.strings;
+  assert.ok(strings.filter((s) => PAYLOADS.includes(s)).length >= 5);
+  assert.ok(strings.some((s) => s.startsWith(HUGE.slice(0, 100)) && s.length < 300));
+});
+
+test('an empty capture says why each section is empty, and shows no Node-RED section', () => {
+  const report = emptyReport();
+  assertValidReport(report);
+  const html = renderHtml(report);
+  assertSelfContained(html);
+  assert.equal(section(html, 'nodered'), null);
+  const why = {
+    diagnosis: 'No CPU profile was taken in this capture',
+    elu: 'No window closed during the capture',
+    cpu: 'No CPU profile was taken in this capture (capture({ profile: true }) takes one)',
+    io: 'I/O tracking was off for this capture',
+    lag: 'Lag detection was off for this capture',
+    memory: 'Heap statistics were not collected in this capture',
+  };
+  for (const [id, text] of Object.entries(why)) assert.ok(section(html, id).includes(text), `${id}: ${text}`);
+  assert.match(section(html, 'elu'), /No scope ran during the capture/);
+  assert.match(html, /partial: SIGTERM/);
+});
+
+test('a damaged report still renders: any field null or of the wrong type', () => {
+  const report = scaleReport({ samples: 500, nodes: 40, ioEvents: 4, targets: 2, lagEvents: 4, scopes: 3, windows: 2 });
+  report.nodered = { nodes: { 1003: { name: 'n', type: 't', flow: 'f' } } };
+  const paths = [];
+  (function walk(value, at) {
+    if (at.length > 0) paths.push(at);
+    if (value !== null && typeof value === 'object') for (const k of Object.keys(value).slice(0, Array.isArray(value) ? 1 : 50)) walk(value[k], [...at, k]);
+  })(report, []);
+  assert.ok(paths.length > 150, `${paths.length} fields`);
+  for (const at of paths) {
+    for (const bad of [null, '<bad>', {}]) {
+      const damaged = structuredClone(report);
+      at.slice(0, -1).reduce((o, k) => o[k], damaged)[at.at(-1)] = bad;
+      const html = renderHtml(damaged);
+      assert.ok(!html.includes('<bad>') && html.endsWith('</html>\n'), `${at.join('.')} = ${JSON.stringify(bad)}`);
+    }
+  }
+});
+
+test('Node-RED scopes without the plugin\'s metadata are listed by id', () => {
+  const report = structuredClone(app);
+  delete report.nodered;
+  const nodered = section(renderHtml(report), 'nodered');
+  assert.match(nodered, /no Node-RED metadata/);
+  assert.match(nodered, /\(unknown\)/);
+  assert.match(nodered, /4f1a9c2e8d7b6a01/);
+});
+
+test('a 100 k-sample profile and 10 k slow I/O events render under 2 MB, saying what was capped', () => {
+  const report = scaleReport({ samples: 100000, ioEvents: 10000 });
+  assertValidReport(report);
+  assert.equal(report.profile.analysis.samples, 100000);
+  const html = renderHtml(report);
+  assertSelfContained(html);
+  assert.ok(html.length < 2 * KB * KB, `${html.length} bytes`);
+  const caps = section(html, 'capture').match(/<ul class="caps">(.*?)<\/ul>/s)[1];
+  assert.match(caps, /Slow I\/O: the 100 costliest of 3,000 type and target groups are listed/);
+  assert.match(caps, /All I\/O: the 50 costliest of 6,000 targets are listed/);
+  assert.match(caps, /Lag timeline: the 500 longest of 1,000 stalls are drawn/);
+  assert.match(caps, /Flame graph: [\d,]+ call-tree nodes are left out/);
+  assert.match(section(html, 'io'), /class="cap"/, 'and in the section itself');
+});
+
+test('rloop report writes the HTML page and a pretty JSON copy', () => {
+  const input = path.join(tmp, 'in.json');
+  fs.writeFileSync(input, JSON.stringify(app));
+  const [html, json] = [path.join(tmp, 'out.html'), path.join(tmp, 'out.json')];
+  const r = spawnSync(process.execPath, [CLI, 'report', input, '--html', html, '--json', json], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(fs.readFileSync(html, 'utf8'), renderHtml(app));
+  assert.equal(fs.readFileSync(json, 'utf8'), `${JSON.stringify(app, null, 2)}\n`);
+  const bad = spawnSync(process.execPath, [CLI, 'report', input], { encoding: 'utf8' });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /report needs --html and\/or --json/);
+});
+
+test('capture({ html }) writes the page', async (t) => {
+  const keepAlive = setInterval(() => {}, 1000); // rloop's own timers never keep a process alive
+  t.after(() => clearInterval(keepAlive));
+  const file = path.join(tmp, 'capture-{n}.html');
+  const mon = rloop.start({ windowMs: 50 });
+  const report = await mon.capture({ durationMs: 120, html: file });
+  mon.stop();
+  const written = fs.readdirSync(tmp).find((f) => f.startsWith('capture-'));
+  assert.equal(fs.readFileSync(path.join(tmp, written), 'utf8'), renderHtml(report));
+});

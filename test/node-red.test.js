@@ -1,0 +1,160 @@
+'use strict';
+// The Node-RED plugin in a real Node-RED, embedded in a child process (one Node-RED per process:
+// test/fixtures/node-red-embed.js): Node-RED 4.1 on Node 20 and Node-RED 5 on Node 22 (both
+// fetched once into .cache/ when missing). Function nodes do known work at known rates
+// (test/fixtures/node-red-flows.js); each node's ELU read from GET /rloop/history must be
+// within ±3 points of rate × work, with the default (async) delivery and with
+// runtimeSyncDelivery, through link nodes, catch/status/complete, a subflow and start-up work.
+
+const { describe, test, before } = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { nodeFor, nodeRedFor, sleep } = require('./helpers');
+const { attributionFlows } = require('./fixtures/node-red-flows');
+const { assertValidReport } = require('./report');
+const startup = require('../node-red/startup');
+
+const EMBED = path.join(__dirname, 'fixtures', 'node-red-embed.js');
+const TOLERANCE = 3; // ELU points
+const WARMUP = 2; // windows left out: start-up, first compilations
+const MEASURED = 6; // windows averaged
+
+const RUNTIMES = [
+  { name: 'Node-RED 4.1 on Node 20', node: 20, nodeRed: 4 },
+  { name: 'Node-RED 5 on Node 22', node: 22, nodeRed: 5 },
+];
+
+/** Node-RED with `flows` and `settings` in a child process; `fn(http)` runs while it is up. */
+async function withNodeRed({ node, nodeRed, flows, settings }, fn) {
+  const child = spawn(node, [EMBED, JSON.stringify({ nodeRed, flows, settings })], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  try {
+    const port = await new Promise((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        const m = /"port":(\d+)/.exec(d);
+        if (m) resolve(Number(m[1]));
+      });
+      child.on('exit', (code) => reject(new Error(`Node-RED exited (${code}):\n${stderr}`)));
+    });
+    const http = async (method, url, body) => {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+        method,
+        headers: body ? { 'content-type': 'application/json' } : {},
+        body: body && JSON.stringify(body),
+      });
+      const type = res.headers.get('content-type') ?? '';
+      return { status: res.status, type, body: type.includes('json') ? await res.json() : await res.text() };
+    };
+    return await fn(http, () => stderr);
+  } finally {
+    child.kill();
+  }
+}
+
+/** Polls GET /rloop/history until it holds `count` windows. */
+async function windows(http, count) {
+  for (let i = 0; i < 60; i++) {
+    const { body } = await http('GET', '/rloop/history');
+    if (body.windows.length >= count) return body.windows;
+    await sleep(500);
+  }
+  throw new Error(`fewer than ${count} windows in 30 s`);
+}
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const points = (ws, id) => mean(ws.map((w) => (w.nodes[id]?.elu ?? 0) * 100));
+
+for (const rt of RUNTIMES) {
+  describe(rt.name, () => {
+    let node, nodeRed;
+    before(() => {
+      node = nodeFor(rt.node);
+      nodeRed = nodeRedFor(rt.nodeRed);
+    }, { timeout: 5 * 60_000 });
+
+    for (const sync of [false, true]) {
+      test(`per-node ELU within ±${TOLERANCE} points, ${sync ? 'runtimeSyncDelivery' : 'async delivery'}`, { timeout: 90_000 }, async (t) => {
+        const { flows, expected } = attributionFlows();
+        await withNodeRed({ node, nodeRed, flows, settings: { runtimeSyncDelivery: sync } }, async (http, stderr) => {
+          // `http in` → H: 10 requests a second.
+          const requests = setInterval(() => http('GET', '/api/work').catch(() => {}), 100);
+          let all;
+          try {
+            all = await windows(http, WARMUP + MEASURED);
+          } finally {
+            clearInterval(requests);
+          }
+          const ws = all.slice(WARMUP, WARMUP + MEASURED);
+          const got = Object.fromEntries(Object.keys(expected).map((id) => [id, Number(points(ws, id).toFixed(2))]));
+          t.diagnostic(`ELU points (expected → measured): ${Object.keys(expected).map((id) => `${id} ${expected[id]}→${got[id]}`).join(', ')}`);
+          const off = Object.keys(expected).filter((id) => Math.abs(got[id] - expected[id]) > TOLERANCE);
+          assert.deepEqual(off, [], `ELU points, expected ${JSON.stringify(expected)}\ngot ${JSON.stringify(got)}`);
+          // An inject message each 100 ms; per message, A's own 10 ms wherever B and C ran.
+          const fa = ws.map((w) => w.nodes.fa);
+          assert.ok(Math.abs(mean(fa.map((n) => n.messages)) - 10) <= 1, JSON.stringify(fa));
+          assert.ok(Math.abs(mean(fa.map((n) => n.p50Ms)) - 10) <= 1.5, JSON.stringify(fa));
+          assert.match(fa[0].worst[0].msgid, /^[0-9a-f]{16}$/);
+          assert.ok(Math.abs(mean(ws.map((w) => w.nodes.hin?.messages ?? 0)) - 10) <= 2, 'http in: one message a request');
+          assert.equal(mean(ws.map((w) => w.nodes.fst?.messages ?? 0)), 0, 'an On Start interval is no message');
+          // The subflow's node, by its id in the template; instances roll up what runs inside them.
+          assert.equal(ws[0].nodes['sfi1-sfn'].alias, 'sfn');
+          assert.ok(ws.every((w) => w.nodes.sfi1.elu >= w.nodes['sfi1-sfn'].elu), 'instance ≥ its inside');
+          // On Start work, once: 150 ms.
+          const once = all.reduce((sum, w) => sum + (w.nodes.fst2?.busyMs ?? 0), 0);
+          assert.ok(once >= 149 && once < 180, `fst2: ${once} ms`);
+          // Flow totals are their nodes' own time; little is charged to no node.
+          const last = ws.at(-1);
+          assert.equal(last.flows.t2.label, 'Second');
+          const t2 = Object.entries(last.nodes).filter(([id]) => ['li1', 'fd', 'ct', 'fe', 'st', 'ff', 'cp', 'fg', 'd2', 'li2', 'fi', 'lo2'].includes(id));
+          assert.ok(Math.abs(last.flows.t2.busyMs - t2.reduce((s, [, n]) => s + n.busyMs, 0)) < 0.01);
+          assert.ok(mean(ws.map((w) => w.unattributed.elu)) < 0.05, JSON.stringify(ws.map((w) => w.unattributed)));
+          assert.doesNotMatch(stderr(), /rloop/, 'no warning from rloop');
+        });
+      });
+    }
+
+    test('the switch, a capture with Node-RED metadata, and live reads', { timeout: 90_000 }, async () => {
+      const { flows } = attributionFlows();
+      await withNodeRed({ node, nodeRed, flows, settings: { rloop: { windowMs: 250 } } }, async (http) => {
+        await windows(http, 2);
+        const live = (await http('GET', '/rloop/elu')).body;
+        assert.equal(live.enabled, true);
+        assert.equal(live.windowMs, 250);
+        assert.ok(live.current.durationMs < 300 && live.last.seq >= 2);
+
+        const capture = await http('POST', '/rloop/capture', { durationMs: 600, format: 'json' });
+        assert.equal(capture.status, 200);
+        const report = capture.body;
+        assertValidReport(report);
+        assert.deepEqual(report.nodered.nodes.fa, { name: 'A: 5 ms, send, 5 ms', type: 'function', flow: 'Main' });
+        assert.deepEqual(report.nodered.nodes['sfi1-sfn'], { name: 'S: 5 ms', type: 'function', flow: 'Main', subflow: 'Work' });
+        const html = await http('POST', '/rloop/capture', { durationMs: 300 });
+        assert.match(html.type, /html/);
+        assert.match(html.body, /^<!DOCTYPE html>/i);
+
+        assert.equal((await http('POST', '/rloop/state', { enabled: 'no' })).status, 400);
+        assert.deepEqual((await http('POST', '/rloop/state', { enabled: false })).body, { enabled: false, windowMs: null });
+        assert.deepEqual((await http('GET', '/rloop/history')).body, { enabled: false, windowMs: null, windows: [] });
+        assert.equal((await http('POST', '/rloop/capture', {})).status, 409);
+        await sleep(600);
+        assert.deepEqual((await http('GET', '/rloop/elu')).body, { enabled: false, windowMs: null });
+
+        assert.equal((await http('POST', '/rloop/state', { enabled: true })).body.enabled, true);
+        const again = await windows(http, 2);
+        assert.ok(again[1].nodes.fa.elu > 0.05, JSON.stringify(again[1].nodes.fa));
+      });
+    });
+  });
+}
+
+test('start-up attribution: internals of an unknown Node-RED give one warning, then none', () => {
+  const warnings = [];
+  const RED = { version: () => '3.1.0', log: { warn: (m) => warnings.push(m) } };
+  assert.equal(startup.install(RED), null);
+  assert.equal(startup.install(RED), null);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /no start-up attribution: Node-RED 3\.1\.0/);
+  assert.deepEqual(['4.0.9', '4.1.0', '4.1.15-git', '5.0.7', '6.0.0'].map(startup.supported), [false, true, true, true, false]);
+});
