@@ -15,7 +15,7 @@ const WORKLOADS = {
   setImmediate: CONFIGS,
   'setImmediate-grouped': CONFIGS,
   await: CONFIGS,
-  http: CONFIGS,
+  http: [...CONFIGS, 'full'],
   memory: ['nohook', 'rloop'],
 };
 
