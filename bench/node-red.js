@@ -4,14 +4,14 @@
 // second through the flow in fresh processes, configurations interleaved and rotated each round,
 // medians over rounds (method: /work/shared/DESIGN.md §7).
 //
-//   node bench/node-red.js [--rounds N] [--seconds S] [--node-red DIR] [--quick]
+//   node bench/node-red.js [--rounds N] [--seconds S] [--node-red DIR] [--out DIR] [--quick]
 //
 // Configurations: `none` (rloop not installed), `on` (the plugin, attribution on), `off` (the
-// plugin installed, `rloop: { enabled: false }`). Prints a table; raw samples and the
-// environment go to bench/results/node-red-<time>.json.
+// plugin installed, `rloop: { enabled: false }`), `core` (the plugin off, the application runs
+// rloop.start() itself: the core's async hooks alone, no Node-RED hook, nothing charged to nodes).
+// Prints a table; raw samples and the environment go to bench/results/node-red-<time>.json.
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { spawnSync } = require('node:child_process');
@@ -22,6 +22,7 @@ const CONFIGS = {
   none: { plugin: false, settings: {} },
   on: { plugin: true, settings: {} },
   off: { plugin: true, settings: { rloop: { enabled: false } } },
+  core: { plugin: true, settings: { rloop: { enabled: false } }, monitor: true },
 };
 const IN_FLIGHT = 200; // messages between the inject and the debug node at any time
 const WARMUP_MS = 1500;
@@ -40,7 +41,9 @@ const FLOWS = [
 /** One sample, in this (fresh) process: messages per second through the flow. */
 async function child(config, seconds, nodeRed) {
   const { startNodeRed } = require('../test/fixtures/node-red-embed');
-  const { RED } = await startNodeRed({ nodeRed, flows: FLOWS, ...CONFIGS[config] });
+  const { plugin, settings, monitor } = CONFIGS[config];
+  if (monitor) require('..').start();
+  const { RED } = await startNodeRed({ nodeRed, flows: FLOWS, plugin, settings });
   const inject = RED.nodes.getNode('inj');
   let sent = 0;
   let done = 0;
@@ -75,6 +78,7 @@ function main() {
       seconds: { type: 'string' },
       'node-red': { type: 'string' },
       quick: { type: 'boolean', default: false },
+      out: { type: 'string', default: path.join(__dirname, 'results') },
       child: { type: 'string' },
     },
   });
@@ -101,7 +105,8 @@ function main() {
     const of = (name) => samples.find((s) => s.round === r && s.config === name).perSecond;
     return of(c) / of('none');
   }));
-  const result = { fingerprint: fp, nodeRed: samples[0].nodeRed, perSecond: per, ratio: { on: ratio('on'), off: ratio('off') }, samples };
+  const ratios = Object.fromEntries(names.filter((c) => c !== 'none').map((c) => [c, ratio(c)]));
+  const result = { fingerprint: fp, nodeRed: samples[0].nodeRed, perSecond: per, ratio: ratios, samples };
 
   console.log(`Node-RED ${result.nodeRed} on Node ${process.version}: inject → 5 Function nodes → inactive debug, ${rounds} rounds × ${seconds} s`);
   console.log('config   msg/s (median)   MAD     min–max          × none (median of rounds, min–max)');
@@ -110,11 +115,10 @@ function main() {
     const r = c === 'none' ? '' : `${result.ratio[c].median.toFixed(3)} (${result.ratio[c].min.toFixed(3)}–${result.ratio[c].max.toFixed(3)})`;
     console.log(`${c.padEnd(8)} ${String(Math.round(p.median)).padStart(14)} ${String(Math.round(p.mad)).padStart(7)}   ${Math.round(p.min)}–${Math.round(p.max)}`.padEnd(58) + r);
   }
-  const dir = path.join(__dirname, 'results');
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `node-red-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.mkdirSync(o.out, { recursive: true });
+  const file = path.join(o.out, `node-red-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-  console.error(`raw samples: ${path.relative(process.cwd(), file)} (${os.hostname()})`);
+  console.error(`raw samples: ${file}`);
 }
 
 main();

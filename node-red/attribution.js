@@ -3,6 +3,9 @@
 // - A delivery, from onReceive on, keyed `<_msgid>:<id>` (fan-out clones share a _msgid). What the
 //   handler starts (timers, promises: a Function node's send after its code returns, or from a
 //   setTimeout) inherits the key. A message without _msgid (an inject timer's) has no key.
+//   Binding a key is most of what a delivery costs, so past `keyed` messages a window a node's
+//   messages are keyed in a uniform sample (every n-th, n from the node's last window): per-message
+//   percentiles and worst messages then come from that sample; busy time is always all of it.
 // - Deliveries that run inside their caller (runtimeSyncDelivery, link out → link in, link call,
 //   catch/status/complete) hand back to the caller at postReceive: time is exclusive.
 // - A send from code charged to no one (http in, which has no onReceive; a server's callback) is
@@ -19,13 +22,14 @@ const PREV = Symbol('rloop.prev'); // on a receive event: the context charged be
 class Attribution {
   #RED;
   #mon;
+  #keyed;
   #bySlot = new Map(); // ledger slot -> the context this module last charged through it
-  #scopes = new Map(); // node id -> its scope name, built once (and hashed once)
-  #messages = new Map(); // node id -> deliveries since takeMessages()
+  #nodes = new Map(); // node id -> { scope: its context without key, messages: this window's, every: key every n-th }
 
-  constructor(RED, mon) {
+  constructor(RED, mon, keyed) {
     this.#RED = RED;
     this.#mon = mon;
+    this.#keyed = keyed;
     RED.hooks.add('onReceive.rloop', (event) => {
       event[PREV] = this.#charged();
       this.#enter(event.destination.id, event.msg._msgid);
@@ -44,22 +48,30 @@ class Attribution {
   }
 
   /** Deliveries per node id so far in this window. */
-  get messages() {
-    return this.#messages;
+  messages() {
+    const m = new Map();
+    for (const [id, node] of this.#nodes) if (node.messages > 0) m.set(id, node.messages);
+    return m;
   }
 
   /** Deliveries per node id since the last call, for the window that just closed. */
   takeMessages() {
-    const m = this.#messages;
-    this.#messages = new Map();
+    const m = this.messages();
+    for (const node of this.#nodes.values()) {
+      node.every = Math.max(1, Math.ceil(node.messages / this.#keyed));
+      node.messages = 0;
+    }
     return m;
   }
 
   #enter(id, msgid) {
-    let name = this.#scopes.get(id);
-    if (name === undefined) this.#scopes.set(id, (name = `node:${id}`));
-    this.#messages.set(id, (this.#messages.get(id) ?? 0) + 1);
-    hooks.enter(this.#context(name, msgid === undefined ? undefined : `${msgid}:${id}`));
+    let node = this.#nodes.get(id);
+    if (node === undefined) {
+      const scope = this.#context(`node:${id}`);
+      this.#nodes.set(id, (node = { scope, messages: 0, every: 1 }));
+    }
+    const keyed = ++node.messages % node.every === 0 && msgid !== undefined;
+    hooks.enter(keyed ? this.#context(node.scope.name, `${msgid}:${id}`) : node.scope);
   }
 
   #context(name, key) {

@@ -10,7 +10,6 @@ class Live {
   #RED;
   #mon;
   #attribution;
-  #size;
   #history = [];
   #meta = new Map(); // node id -> describe(), until the next deploy
   #forget = () => this.#meta.clear();
@@ -21,7 +20,6 @@ class Live {
     this.#RED = RED;
     this.#mon = mon;
     this.#attribution = attribution;
-    this.#size = size;
     this.#onWindow = (w) => {
       const summary = this.#summarize(w, attribution.takeMessages());
       this.#history.push(summary);
@@ -39,7 +37,7 @@ class Live {
 
   /** The window running now, read live, and the last complete one. */
   elu() {
-    return { current: this.#summarize(this.#mon.elu(), this.#attribution.messages), last: this.#history.at(-1) ?? null };
+    return { current: this.#summarize(this.#mon.elu(), this.#attribution.messages()), last: this.#history.at(-1) ?? null };
   }
 
   /** The last complete windows, oldest first. */
@@ -77,7 +75,7 @@ class Live {
         const outer = (nodes[instance] ??= this.#entry({ name: NODE + instance, busyMs: 0 }, messages));
         outer.insideMs = (outer.insideMs ?? 0) + n.busyMs;
       }
-      const f = (flows[m.tab ?? 'global'] ??= { label: m.flow, busyMs: 0, messages: 0 });
+      const f = (flows[m.tab ?? 'global'] ??= { label: m.flow ?? GLOBAL, busyMs: 0, messages: 0 });
       f.busyMs += n.busyMs;
       f.messages += n.messages;
     }
@@ -106,6 +104,7 @@ class Live {
       type: m?.type ?? null,
       busyMs: scope.busyMs,
       messages: messages.get(id) ?? 0,
+      keyed: k?.count ?? 0, // messages timed one by one: what the percentiles and worst come from
       p50Ms: k?.p50Ms ?? null,
       p99Ms: k?.p99Ms ?? null,
       maxMs: k?.maxMs ?? null,

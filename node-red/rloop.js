@@ -1,8 +1,9 @@
 'use strict';
 // The Node-RED plugin, runtime half (the editor half is rloop.html beside it): which node keeps
 // the event loop busy, live in the editor and over admin HTTP. Settings, in settings.js:
-//   rloop: { enabled: true, startup: true, windowMs: 1000, history: 60, ...other rloop.start() options }
-// `startup: false` leaves node constructors alone (start-up work is then unattributed). Off, by
+//   rloop: { enabled: true, startup: true, keyed: 500, windowMs: 1000, history: 60, ...other rloop.start() options }
+// `startup: false` leaves node constructors alone (start-up work is then unattributed); `keyed`:
+// messages a node and window timed one by one, a uniform sample beyond (attribution.js). Off, by
 // settings or by the editor's switch, nothing of it runs: no hooks, no wrapped constructors, and
 // no monitor unless the host application started one itself.
 
@@ -18,16 +19,18 @@ class Plugin {
   #RED;
   #options;
   #startup;
+  #keyed;
   #editors = 0; // comms connections: windows are published only while an editor listens
   #on = null; // while enabled: { mon, owned, attribution, live, undoStartup }
 
   constructor(RED) {
-    const { enabled = true, startup: withStartup = true, ...options } = RED.settings.rloop ?? {};
+    const { enabled = true, startup: withStartup = true, keyed = 500, ...options } = RED.settings.rloop ?? {};
     this.#RED = RED;
     this.#options = options;
     this.#startup = withStartup;
+    this.#keyed = keyed;
     RED.events.on('comms:connection-added', () => this.#editors++);
-    RED.events.on('comms:connection-removed', () => this.#editors--);
+    RED.events.on('comms:connection-removed', () => (this.#editors = Math.max(0, this.#editors - 1)));
     routes(RED, this);
     if (enabled) {
       try {
@@ -45,10 +48,11 @@ class Plugin {
   /** Starts attribution, on the host application's monitor if it runs one. */
   enable() {
     if (this.#on) return;
+    if (!Number.isInteger(this.#keyed) || this.#keyed < 1) throw new TypeError(`setting rloop.keyed must be a positive integer, got ${this.#keyed}`);
     const RED = this.#RED;
     const running = rloop.monitor();
     const mon = running ?? rloop.start(this.#options);
-    const attribution = new Attribution(RED, mon);
+    const attribution = new Attribution(RED, mon, this.#keyed);
     const size = running ? HISTORY : (this.#options.history ?? HISTORY);
     const live = new Live(RED, mon, attribution, size, (summary) => {
       if (this.#editors > 0) RED.comms.publish('rloop/window', summary, false);

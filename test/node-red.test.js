@@ -4,42 +4,31 @@
 // fetched once into .cache/ when missing). Function nodes do known work at known rates
 // (test/fixtures/node-red-flows.js); each node's ELU read from GET /rloop/history must be
 // within ±3 points of rate × work, with the default (async) delivery and with
-// runtimeSyncDelivery, through link nodes, catch/status/complete, a subflow and start-up work.
+// runtimeSyncDelivery, through link nodes, catch/status/complete, a subflow, http in and start-up
+// work. Then the switch, captures with Node-RED metadata, and per-message sampling.
 
 const { describe, test, before } = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
 const { nodeFor, nodeRedFor, sleep } = require('./helpers');
 const { attributionFlows } = require('./fixtures/node-red-flows');
+const { RUNTIMES, spawnNodeRed } = require('./fixtures/node-red-embed');
 const { assertValidReport } = require('./report');
 const startup = require('../node-red/startup');
 
-const EMBED = path.join(__dirname, 'fixtures', 'node-red-embed.js');
 const TOLERANCE = 3; // ELU points
 const WARMUP = 2; // windows left out: start-up, first compilations
 const MEASURED = 6; // windows averaged
 
-const RUNTIMES = [
-  { name: 'Node-RED 4.1 on Node 20', node: 20, nodeRed: 4 },
-  { name: 'Node-RED 5 on Node 22', node: 22, nodeRed: 5 },
-];
-
-/** Node-RED with `flows` and `settings` in a child process; `fn(http)` runs while it is up. */
+/** Node-RED with `flows` and `settings` in a child process; `fn(http, stderr)` runs while it is up. */
 async function withNodeRed({ node, nodeRed, flows, settings }, fn) {
-  const child = spawn(node, [EMBED, JSON.stringify({ nodeRed, flows, settings })], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
+  const nr = await spawnNodeRed(node, { nodeRed, flows, settings });
   try {
-    const port = await new Promise((resolve, reject) => {
-      child.stdout.on('data', (d) => {
-        const m = /"port":(\d+)/.exec(d);
-        if (m) resolve(Number(m[1]));
-      });
-      child.on('exit', (code) => reject(new Error(`Node-RED exited (${code}):\n${stderr}`)));
-    });
     const http = async (method, url, body) => {
-      const res = await fetch(`http://127.0.0.1:${port}${url}`, {
+      const res = await fetch(`http://127.0.0.1:${nr.port}${url}`, {
         method,
         headers: body ? { 'content-type': 'application/json' } : {},
         body: body && JSON.stringify(body),
@@ -47,9 +36,9 @@ async function withNodeRed({ node, nodeRed, flows, settings }, fn) {
       const type = res.headers.get('content-type') ?? '';
       return { status: res.status, type, body: type.includes('json') ? await res.json() : await res.text() };
     };
-    return await fn(http, () => stderr);
+    return await fn(http, nr.stderr);
   } finally {
-    child.kill();
+    nr.stop();
   }
 }
 
@@ -117,8 +106,11 @@ for (const rt of RUNTIMES) {
 
     test('the switch, a capture with Node-RED metadata, and live reads', { timeout: 90_000 }, async () => {
       const { flows } = attributionFlows();
-      await withNodeRed({ node, nodeRed, flows, settings: { rloop: { windowMs: 250 } } }, async (http) => {
-        await windows(http, 2);
+      await withNodeRed({ node, nodeRed, flows, settings: { rloop: { windowMs: 250, keyed: 1 } } }, async (http) => {
+        // Past `keyed` messages a window, a node's messages are timed one by one in a sample.
+        const sampled = (await windows(http, 8)).slice(4).map((w) => w.nodes.fa ?? { messages: 0, keyed: 0 });
+        const sum = (k) => sampled.reduce((s, n) => s + n[k], 0);
+        assert.ok(sum('keyed') > 0 && sum('keyed') < 0.75 * sum('messages'), JSON.stringify(sampled));
         const live = (await http('GET', '/rloop/elu')).body;
         assert.equal(live.enabled, true);
         assert.equal(live.windowMs, 250);
@@ -157,4 +149,19 @@ test('start-up attribution: internals of an unknown Node-RED give one warning, t
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /no start-up attribution: Node-RED 3\.1\.0/);
   assert.deepEqual(['4.0.9', '4.1.0', '4.1.15-git', '5.0.7', '6.0.0'].map(startup.supported), [false, true, true, true, false]);
+});
+
+test('bench/node-red.js --quick measures every configuration and writes its result', { timeout: 120_000 }, () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-bench-node-red-'));
+  try {
+    const table = execFileSync(process.execPath, [path.join(__dirname, '..', 'bench', 'node-red.js'), '--quick', '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const [file] = fs.readdirSync(out);
+    const result = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
+    assert.deepEqual(Object.keys(result.perSecond), ['none', 'on', 'off', 'core']);
+    for (const [config, s] of Object.entries(result.perSecond)) assert.ok(s.median > 100, `${config}: ${s.median} msg/s`);
+    assert.deepEqual(Object.keys(result.ratio), ['on', 'off', 'core']);
+    assert.match(table, /^on\s+\d+/m);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 });
