@@ -52,7 +52,7 @@ test('bench/run.js --quick at a tiny scale writes a result file with every workl
         assertStats(s.perEvent, `${name}.${c}.perEvent`);
         if (c === 'nohook') assert.equal(s.overhead, null);
         else assertStats(s.overhead, `${name}.${c}.overhead`);
-        if (c === 'purejs' || c === 'rloop') {
+        if (c === 'purejs' || c === 'rloop' || c === 'full') {
           assert.ok(s.attribution.ok, `${name}/${c} charges every scope: ${JSON.stringify(s.attribution)}`);
           assertStats(s.attribution.share, `${name}.${c}.attribution.share`);
         } else {
