@@ -8,6 +8,7 @@ const path = require('node:path');
 const { threadId, isMainThread, Worker } = require('node:worker_threads');
 const native = require('./native');
 const hooks = require('./hooks');
+const { offsetFrom } = require('./clock');
 const io = require('./io');
 const { Capture, captureOptions } = require('./capture');
 const heap = require('./heap');
@@ -15,22 +16,6 @@ const { integerIn } = require('./options');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const FIRST_SCOPE = 2;
-
-/** `performance.now() - native.monotonicMs()`, from the tightest of a few paired readings. */
-function clockOffsetMs() {
-  let best = Infinity;
-  let offset = 0;
-  for (let i = 0; i < 7; i++) {
-    const a = performance.now();
-    const m = native.monotonicMs();
-    const b = performance.now();
-    if (b - a < best) {
-      best = b - a;
-      offset = (a + b) / 2 - m;
-    }
-  }
-  return offset;
-}
 
 class Monitor extends EventEmitter {
   #native;
@@ -58,7 +43,7 @@ class Monitor extends EventEmitter {
       {
         ...options,
         threadId,
-        clockOffsetMs: clockOffsetMs(),
+        clockOffsetMs: -offsetFrom(native.monotonicMs), // performance.now() - monotonicMs()
         timeOrigin: performance.timeOrigin,
         lagThresholdMs: options.lag ? options.lagThreshold : undefined,
       },

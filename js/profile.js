@@ -3,7 +3,7 @@
 // The result is V8's raw profile, the content of a .cpuprofile file; js/analyze.js reads it.
 
 const vm = require('node:vm');
-const { performance } = require('node:perf_hooks');
+const { offsetFrom } = require('./clock');
 const { integerIn, plainObject, knownOnly } = require('./options');
 
 const DEFAULT_INTERVAL_US = 100;
@@ -108,21 +108,10 @@ async function start(options) {
 
 /**
  * µs to add to `performance.now() * 1000` to get the profile clock: profiles time samples in µs
- * of CLOCK_MONOTONIC, the clock of process.hrtime. From the tightest of a few paired readings.
+ * of CLOCK_MONOTONIC, the clock of process.hrtime.
  */
 function profileClockOffsetUs() {
-  let best = Infinity;
-  let offset = 0;
-  for (let i = 0; i < 7; i++) {
-    const a = process.hrtime.bigint();
-    const now = performance.now();
-    const b = process.hrtime.bigint();
-    if (b - a < best) {
-      best = b - a;
-      offset = Number((a + b) / 2000n) - now * 1000;
-    }
-  }
-  return offset;
+  return offsetFrom(() => Number(process.hrtime.bigint()) / 1e6) * 1000;
 }
 
 module.exports = { start, profileOptions, profileClockOffsetUs, JSON_MARKER_URL };
