@@ -56,6 +56,19 @@ impl Lag {
         Lag { threshold_ms, wake: f64::NAN, tally: Vec::new(), noticed_at: None, stack: None, stretches: histogram(), stalls: 0, max_ms: 0.0 }
     }
 
+    /// Ms from `now` until the watch thread must look at this loop, `wake` being when its running
+    /// stretch began (`None`: idle). A stretch younger than half the threshold cannot be noticed
+    /// as a stall sooner, so a loop that never stalls is looked at a few times per threshold,
+    /// not every `every` ms: each look wakes a thread, which costs CPU even on an idle process.
+    pub fn look_in(&self, wake: Option<f64>, now: f64, every: f64) -> f64 {
+        let quiet = (self.threshold_ms / 2.0).max(1.0);
+        match wake {
+            Some(w) if now - w >= quiet => every,
+            Some(w) => quiet - (now - w),
+            None => quiet,
+        }
+    }
+
     fn follow(&mut self, wake: f64) {
         if wake != self.wake {
             self.wake = wake;
@@ -123,6 +136,15 @@ impl Lag {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_loop_is_looked_at_often_only_once_its_stretch_is_half_a_threshold_old() {
+        let lag = Lag::new(50.0);
+        assert_eq!(lag.look_in(None, 1000.0, 5.0), 25.0, "idle: no stall can be noticed within 25 ms");
+        assert_eq!(lag.look_in(Some(990.0), 1000.0, 5.0), 15.0, "young stretch: look when it is 25 ms old");
+        assert_eq!(lag.look_in(Some(970.0), 1000.0, 5.0), 5.0, "old stretch: every 5 ms");
+        assert_eq!(Lag::new(1.0).look_in(None, 0.0, 5.0), 1.0, "never more often than every ms while idle");
+    }
 
     #[test]
     fn a_stall_is_noticed_while_running_and_attributed_to_the_slot_that_held_the_loop() {

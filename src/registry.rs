@@ -13,8 +13,8 @@ use crate::clock::{monotonic_ms, Clock};
 use crate::lag::{Lag, Stall};
 use crate::ledger::Ledger;
 
-/// How often the watch thread looks at loops that track lag: a stall is noticed at most this
-/// long after it crosses the threshold.
+/// How often the watch thread looks at a loop busy for half the lag threshold or more: a stall
+/// is noticed at most this long after it crosses the threshold.
 const WATCH_EVERY_MS: f64 = 5.0;
 /// How often it samples the running scope for a scope timeline (a capture with a CPU profile).
 const TIMELINE_EVERY_MS: f64 = 1.0;
@@ -100,14 +100,15 @@ impl Shared {
         self.state.lock().lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, stack))
     }
 
-    /// How often the watch thread must look at this loop, if more often than its windows.
-    fn watch_every(&self) -> Option<f64> {
+    /// Ms until the watch thread must look at this loop again, if before its next window.
+    fn look_in(&self) -> Option<f64> {
         let st = self.state.lock();
         if st.timeline.is_some() {
-            Some(TIMELINE_EVERY_MS)
-        } else {
-            st.lag.is_some().then_some(WATCH_EVERY_MS)
+            return Some(TIMELINE_EVERY_MS);
         }
+        let (lag, ledger) = (st.lag.as_ref()?, st.ledger.as_ref()?);
+        let wake = ledger.running().map(|_| ledger.wake());
+        Some(lag.look_in(wake, self.clock.now(), WATCH_EVERY_MS))
     }
 
     /// Starts recording which scope runs when (sampled by the watch thread), from now.
@@ -208,8 +209,8 @@ fn watch_loop() {
                 if let Some(due) = m.tick() {
                     next = next.min(due);
                 }
-                if let Some(every) = m.watch_every() {
-                    next = next.min(now + every);
+                if let Some(after) = m.look_in() {
+                    next = next.min(now + after);
                     m.sample_timeline();
                     if let Some(wake) = m.watch() {
                         if let Some(listener) = STALL_LISTENERS.lock().as_ref().and_then(|l| l.get(&m.thread_id)) {
