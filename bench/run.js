@@ -66,6 +66,7 @@ function main() {
       rotate(configsFor(workload, opts), round).forEach((config, order) => {
         const s = { round, order, workload: w, config, loadavg: os.loadavg()[0], ...sample(w, config, events) };
         s.perEvent = median(s.batches) / (s.events / s.batches.length);
+        s.fastest = Math.min(...s.batches) / (s.events / s.batches.length);
         samples.push(s);
         const secs = ((Date.now() - started) / 1e3).toFixed(0);
         console.error(`[round ${round + 1}/${opts.rounds}, ${secs} s] ${w} ${config}: ${s.perEvent.toFixed(1)} ns/event`);

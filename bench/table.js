@@ -16,6 +16,12 @@ function pad(rows) {
   return rows.map((r) => `  ${r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')}`);
 }
 
+function fastestCell(f) {
+  if (!f) return '';
+  if (f.overhead === null) return time(f.ns);
+  return `${time(f.ns)} (${signed(f.overhead)}${f.refRatio ? `, ${f.refRatio.toFixed(1)}×` : ''})`;
+}
+
 function row(name, c, hasReference) {
   const a = c.attribution;
   const cells = [
@@ -26,6 +32,7 @@ function row(name, c, hasReference) {
     c.overhead ? range(c.overhead, signed) : '',
     c.refRatio !== null ? `${c.refRatio.toFixed(1)}×` : hasReference && c.overhead ? 'n/a' : '',
     a ? `${a.charged}/${a.scopes} scopes, ${(a.share.median * 100).toFixed(0)} %${a.ok ? '' : ' MISSING'}` : '',
+    fastestCell(c.fastest),
   ];
   if (c.rssGrowthMB) cells.push(`${c.rssGrowthMB.median.toFixed(1)} (${range(c.rssGrowthMB, (x) => x.toFixed(1))})`);
   return cells;
@@ -33,7 +40,7 @@ function row(name, c, hasReference) {
 
 function block(name, w) {
   const header = ['configuration', 'per event ±MAD', 'min … max', `above ${BASELINE} ±MAD`, 'min … max'];
-  header.push('ref÷this', 'attributed');
+  header.push('ref÷this', 'attributed', 'fastest batch (above, ref÷this)');
   const names = Object.keys(w.configs);
   if (w.configs[names[0]].rssGrowthMB) header.push('RSS growth MB (min … max)');
   const rows = names.map((n) => row(n, w.configs[n], REFERENCE in w.configs));
@@ -52,7 +59,8 @@ function table(result) {
     `commit ${f.commit?.slice(0, 12) ?? '?'}${f.dirty ? ' (dirty)' : ''},`,
     `${f.options.rounds} rounds of fresh processes, scale ${f.options.scale}\n`,
     ` median over rounds; "above ${BASELINE}" paired per round; ref÷this = pure-JS reference overhead ÷ this overhead;`,
-    'attributed = scopes charged, share of eventLoopUtilization() busy time',
+    'attributed = scopes charged, share of eventLoopUtilization() busy time;',
+    'fastest batch = the quickest of all rounds, the estimate noise moves least',
   ].join(' ');
   return [head, ...Object.entries(result.workloads).map(([n, w]) => block(n, w))].join('\n\n');
 }

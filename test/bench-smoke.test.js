@@ -11,10 +11,11 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const CONFIGS = ['nohook', 'hooks3', 'hooks4', 'purejs', 'rloop'];
+const WITH_CLOCK = ['nohook', 'hooks3', 'hooks4', 'clock', 'purejs', 'rloop'];
 const WORKLOADS = {
-  setImmediate: CONFIGS,
-  'setImmediate-grouped': CONFIGS,
-  await: CONFIGS,
+  setImmediate: WITH_CLOCK,
+  'setImmediate-grouped': WITH_CLOCK,
+  await: WITH_CLOCK,
   http: [...CONFIGS, 'full'],
   memory: ['nohook', 'rloop'],
 };
@@ -52,6 +53,10 @@ test('bench/run.js --quick at a tiny scale writes a result file with every workl
         assertStats(s.perEvent, `${name}.${c}.perEvent`);
         if (c === 'nohook') assert.equal(s.overhead, null);
         else assertStats(s.overhead, `${name}.${c}.overhead`);
+        finite(s.fastest.ns, `${name}.${c}.fastest.ns`);
+        assert.ok(s.fastest.ns <= s.perEvent.min, `${name}/${c}: the fastest batch is no slower than any sample's median`);
+        if (c === 'nohook') assert.equal(s.fastest.overhead, null);
+        else finite(s.fastest.overhead, `${name}.${c}.fastest.overhead`);
         if (c === 'purejs' || c === 'rloop' || c === 'full') {
           assert.ok(s.attribution.ok, `${name}/${c} charges every scope: ${JSON.stringify(s.attribution)}`);
           assertStats(s.attribution.share, `${name}.${c}.attribution.share`);

@@ -157,9 +157,11 @@ test('bench/node-red.js --quick measures every configuration and writes its resu
     const table = execFileSync(process.execPath, [path.join(__dirname, '..', 'bench', 'node-red.js'), '--quick', '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const [file] = fs.readdirSync(out);
     const result = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
-    assert.deepEqual(Object.keys(result.perSecond), ['none', 'on', 'off', 'core']);
+    const configs = ['none', 'on', 'off', 'core', 'hooks', 'clock'];
+    assert.deepEqual(Object.keys(result.perSecond), configs);
     for (const [config, s] of Object.entries(result.perSecond)) assert.ok(s.median > 100, `${config}: ${s.median} msg/s`);
-    assert.deepEqual(Object.keys(result.ratio), ['on', 'off', 'core']);
+    assert.deepEqual(Object.keys(result.ratio), configs.slice(1));
+    for (const c of configs) assert.equal(result.fastestRatio[c], result.perSecond[c].max / result.perSecond.none.max, c);
     assert.match(table, /^on\s+\d+/m);
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
