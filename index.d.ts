@@ -134,8 +134,14 @@ export interface Monitor extends EventEmitter {
 export function start(options?: StartOptions): Monitor;
 /** Runs fn with its busy time, and that of all async work it starts, charged to `name`. */
 export function scope<T>(name: string, fn: () => T, options?: ScopeOptions): T;
-/** Charges the rest of the current callback, and all it starts, to `name`. */
-export function enter(name: string, options?: ScopeOptions): void;
+/** What enter() returns: what was charged before it, for restore(). Opaque. */
+export interface Previous {
+  readonly __rloopPrevious: unique symbol;
+}
+/** Charges the rest of the current callback, and all it starts, to `name`; returns what was charged before. */
+export function enter(name: string, options?: ScopeOptions): Previous;
+/** Charges what an enter() replaced again, before the callback returns: the entry ends there. */
+export function restore(previous: Previous): void;
 /** This thread's running monitor, or null. */
 export function monitor(): Monitor | null;
 /** Every monitored thread's live and last window, from any thread. */

@@ -19,7 +19,20 @@ const SINCE = 1;
 const WAKE = 2;
 const HEADER = 4;
 
-const ROOT = context(0, null, null, undefined); // unattributed
+let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
+
+/** What resources are tagged with: the slot charged, the scope's own context, and its name and key. */
+class Context {
+  constructor(slot, scope, name, key) {
+    this.slot = slot;
+    this.scope = scope;
+    this.name = name;
+    this.key = key;
+    this.epoch = epoch;
+  }
+}
+
+const ROOT = new Context(0, null, null, undefined); // unattributed, under every monitor
 
 // An idle ledger between monitors: typed-array writes past its end are no-ops, so a scope()
 // that straddles stop() cannot throw.
@@ -37,9 +50,17 @@ const stack = [];
 const links = new Map(); // asyncId -> { ctx, handle: WeakRef }
 let pruneAt = 64;
 
-/** What resources are tagged with: the slot charged, the scope's own context, and its name and key. */
 function context(slot, scope, name, key) {
-  return { slot, scope, name, key };
+  return new Context(slot, scope, name, key);
+}
+
+function isContext(x) {
+  return x instanceof Context;
+}
+
+/** Whether context `ctx` belongs to the monitor installed now (ROOT always does). */
+function valid(ctx) {
+  return ctx === ROOT || ctx.epoch === epoch;
 }
 
 function charge(slot) {
@@ -98,6 +119,7 @@ function install(ledger, slots) {
   L = ledger;
   CALLS = HEADER + slots;
   tag = Symbol('rloop.scope');
+  epoch++;
   cur = ROOT;
   depth = 0;
   L[RUNNING] = 0; // the code running now (the caller of start()) is unattributed busy time
@@ -117,20 +139,26 @@ function uninstall() {
 
 /** Runs `fn` charged to `ctx`, as do all async resources it creates. */
 function run(ctx, fn, thisArg, args) {
-  const prev = cur;
-  enter(ctx);
+  const prev = enter(ctx);
   try {
     return Reflect.apply(fn, thisArg, args);
   } finally {
-    cur = prev;
-    if (L[RUNNING] !== prev.slot) charge(prev.slot);
+    restore(prev);
   }
 }
 
-/** Charges the rest of the current callback, and what it creates, to `ctx`. */
+/** Charges the rest of the current callback, and what it creates, to `ctx`; returns the context it replaces. */
 function enter(ctx) {
+  const prev = cur;
   cur = ctx;
   L[CALLS + ctx.slot]++;
+  if (L[RUNNING] !== ctx.slot) charge(ctx.slot);
+  return prev;
+}
+
+/** Charges `ctx`, which enter() replaced, again: the entry ends. Counts no new call. */
+function restore(ctx) {
+  cur = ctx;
   if (L[RUNNING] !== ctx.slot) charge(ctx.slot);
 }
 
@@ -144,4 +172,4 @@ function current() {
   return { scope: cur.name, key: cur.key ?? null };
 }
 
-module.exports = { ROOT, context, install, uninstall, run, enter, running, current };
+module.exports = { ROOT, context, isContext, valid, install, uninstall, run, enter, restore, running, current };

@@ -4,7 +4,7 @@
 const native = require('./native');
 const hooks = require('./hooks');
 const { Monitor } = require('./monitor');
-const { startOptions, scopeName, scopeKey } = require('./options');
+const { startOptions, scopeName, scopeKey, describe } = require('./options');
 const heap = require('./heap');
 const { analyze } = require('./analyze');
 const { compare } = require('./compare');
@@ -32,11 +32,21 @@ function scope(name, fn, options) {
   return hooks.run(active.context(name, key), fn, undefined, []);
 }
 
-/** Charges the rest of the current callback, and all it starts, to `name`. */
+/**
+ * Charges the rest of the current callback, and all it starts, to `name`. Returns what was
+ * charged before, for restore().
+ */
 function enter(name, options) {
   scopeName(name);
   const key = scopeKey(options);
-  if (active !== null) hooks.enter(active.context(name, key));
+  return active === null ? hooks.ROOT : hooks.enter(active.context(name, key));
+}
+
+/** Charges what an enter() replaced again: the entry ends before its callback does. */
+function restore(previous) {
+  if (!hooks.isContext(previous)) throw new TypeError(`rloop: restore() needs what enter() returned, got ${describe(previous)}`);
+  // What an earlier monitor's enter() returned means nothing to this one's ledger.
+  if (active !== null) hooks.restore(hooks.valid(previous) ? previous : hooks.ROOT);
 }
 
 /** This thread's running monitor, or null. */
@@ -53,6 +63,7 @@ module.exports = {
   start,
   scope,
   enter,
+  restore,
   current: hooks.current,
   monitor,
   threads,

@@ -4,19 +4,11 @@
 //   GET  /rloop/history  the windows kept, oldest first (flows.read)
 //   POST /rloop/state    { enabled }: switches attribution on or off (flows.write)
 //   POST /rloop/capture  { durationMs, format: 'html' | 'json' }: runs a capture and answers its
-//                        report, HTML when the renderer is there, else JSON (flows.write)
+//                        report as an HTML page or JSON (flows.write)
+
+const rloop = require('..');
 
 const MAX_CAPTURE_MS = 5 * 60 * 1000;
-
-/** The HTML renderer of reports, when this rloop has one. */
-function htmlRenderer() {
-  try {
-    return require('../js/report/html').renderHtml;
-  } catch (e) {
-    if (e.code === 'MODULE_NOT_FOUND') return null;
-    throw e;
-  }
-}
 
 function routes(RED, plugin) {
   const read = RED.auth.needsPermission('flows.read');
@@ -46,8 +38,7 @@ function routes(RED, plugin) {
     if (!plugin.enabled) return res.status(409).json({ error: 'rloop is off' });
     plugin.capture(durationMs).then(
       (report) => {
-        const html = format === 'html' ? htmlRenderer() : null;
-        if (html) res.type('html').send(html(report));
+        if (format === 'html') res.type('html').send(rloop.renderHtml(report));
         else res.json(report);
       },
       (e) => res.status(500).json({ error: e.message }),

@@ -11,34 +11,28 @@
 // - A send from code charged to no one (http in, which has no onReceive; a server's callback) is
 //   charged to the sending node from there on.
 // The hooks take one argument and return nothing: a hook that returns a promise would delay
-// every handler.
+// every handler. Charging goes through rloop's public enter()/restore(), on the running monitor.
 
-// Returning to the context charged before a delivery needs the core's context objects:
-// hooks.running() says which ledger slot is charged, hooks.enter() charges a context again.
-const hooks = require('../js/hooks');
+const rloop = require('..');
 
-const PREV = Symbol('rloop.prev'); // on a receive event: the context charged before it
+const PREV = Symbol('rloop.prev'); // on a receive event: what enter() returned, charged before it
 
 class Attribution {
   #RED;
-  #mon;
   #keyed;
-  #bySlot = new Map(); // ledger slot -> the context this module last charged through it
-  #nodes = new Map(); // node id -> { scope: its context without key, messages: this window's, every: key every n-th }
+  #nodes = new Map(); // node id -> { name: its scope, messages: this window's, every: key every n-th }
 
-  constructor(RED, mon, keyed) {
+  constructor(RED, keyed) {
     this.#RED = RED;
-    this.#mon = mon;
     this.#keyed = keyed;
     RED.hooks.add('onReceive.rloop', (event) => {
-      event[PREV] = this.#charged();
-      this.#enter(event.destination.id, event.msg._msgid);
+      event[PREV] = this.#enter(event.destination.id, event.msg._msgid);
     });
     RED.hooks.add('postReceive.rloop', (event) => {
-      if (event[PREV] !== undefined) hooks.enter(event[PREV]);
+      if (event[PREV] !== undefined) rloop.restore(event[PREV]);
     });
     RED.hooks.add('onSend.rloop', (events) => {
-      if (hooks.running() === 0) this.#enter(events[0].source.id, events[0].msg._msgid);
+      if (rloop.current().scope === null) this.#enter(events[0].source.id, events[0].msg._msgid);
     });
   }
 
@@ -64,31 +58,12 @@ class Attribution {
     return m;
   }
 
+  /** Charges node `id` from now on, keyed by message if sampled; returns what was charged before. */
   #enter(id, msgid) {
     let node = this.#nodes.get(id);
-    if (node === undefined) {
-      const scope = this.#context(`node:${id}`);
-      this.#nodes.set(id, (node = { scope, messages: 0, every: 1 }));
-    }
+    if (node === undefined) this.#nodes.set(id, (node = { name: `node:${id}`, messages: 0, every: 1 }));
     const keyed = ++node.messages % node.every === 0 && msgid !== undefined;
-    hooks.enter(keyed ? this.#context(node.scope.name, `${msgid}:${id}`) : node.scope);
-  }
-
-  #context(name, key) {
-    const ctx = this.#mon.context(name, key);
-    this.#bySlot.set(ctx.slot, ctx);
-    return ctx;
-  }
-
-  /** The context charged now: unattributed, one of ours, or (rarely) a scope of the host app. */
-  #charged() {
-    const slot = hooks.running();
-    if (slot <= 0) return hooks.ROOT;
-    const ctx = this.#bySlot.get(slot);
-    // A key slot is reused once the ring comes round: the context we remember must still own it.
-    if (ctx !== undefined && ctx.slot === slot) return ctx;
-    const { scope, key } = hooks.current();
-    return scope === null ? hooks.ROOT : this.#context(scope, key ?? undefined);
+    return rloop.enter(node.name, keyed ? { key: `${msgid}:${id}` } : undefined);
   }
 }
 

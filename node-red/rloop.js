@@ -52,7 +52,7 @@ class Plugin {
     const RED = this.#RED;
     const running = rloop.monitor();
     const mon = running ?? rloop.start(this.#options);
-    const attribution = new Attribution(RED, mon, this.#keyed);
+    const attribution = new Attribution(RED, this.#keyed);
     const size = running ? HISTORY : (this.#options.history ?? HISTORY);
     const live = new Live(RED, mon, attribution, size, (summary) => {
       if (this.#editors > 0) RED.comms.publish('rloop/window', summary, false);

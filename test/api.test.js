@@ -33,6 +33,9 @@ test('invalid options throw a TypeError or RangeError that names the option', ()
   assert.throws(() => rloop.scope('x', 'not a function'), /needs a function/);
   assert.throws(() => rloop.scope('x', () => {}, { key: {} }), /option 'key' must be a string or a number/);
   assert.throws(() => rloop.enter('x', { keys: 1 }), /unknown scope option 'keys'/);
+  for (const bad of [undefined, null, 'x', {}, { slot: 0, epoch: 0 }]) {
+    assert.throws(() => rloop.restore(bad), (e) => e instanceof TypeError && /restore\(\) needs what enter\(\) returned/.test(e.message), String(bad));
+  }
   assert.strictEqual(rloop.monitor(), null, 'no monitor was left running by a failed start');
 });
 
@@ -40,7 +43,7 @@ test('scope() without start() still runs fn, returns its value and propagates it
   assert.strictEqual(rloop.monitor(), null);
   assert.strictEqual(rloop.scope('x', () => 42), 42);
   assert.throws(() => rloop.scope('x', () => { throw new Error('boom'); }), /boom/);
-  rloop.enter('x', { key: 1 }); // a no-op, not an error
+  rloop.restore(rloop.enter('x', { key: 1 })); // no-ops, not errors
 });
 
 test('stop() is idempotent, start() after stop() starts afresh, and a second start() throws', async () => {

@@ -113,6 +113,52 @@ test('enter() charges the rest of the callback and what it starts', async () => 
   assert.ok(Math.abs(node.keys.worst[0].busyMs - 35) < 4);
 });
 
+test('restore() ends a nested entry: each side is charged its own time, a call counted once', async () => {
+  const mon = rloop.start();
+  let stale;
+  await new Promise((resolve) =>
+    setTimeout(() => {
+      const outer = rloop.enter('bus:sender', { key: 'm-1' });
+      busy(10);
+      const inner = rloop.enter('bus:handler');
+      busy(20);
+      setTimeout(() => resolve(busy(5)), 1); // started inside the handler: the handler's
+      rloop.restore(inner); // the sender again
+      busy(15);
+      rloop.restore(outer); // unattributed again
+      busy(8);
+      stale = inner;
+    }, 1),
+  );
+  const w = mon.elu();
+  mon.stop();
+  const sender = scopeIn(w, 'bus:sender');
+  const handler = scopeIn(w, 'bus:handler');
+  assert.ok(Math.abs(sender.busyMs - 25) < 4, `sender ${sender.busyMs}`);
+  assert.ok(Math.abs(handler.busyMs - 25) < 4, `handler ${handler.busyMs}`);
+  assert.ok(w.unattributed.busyMs >= 7, `unattributed ${w.unattributed.busyMs}`);
+  assert.strictEqual(sender.calls, 1, 'restore() is not a new call');
+  assert.strictEqual(sender.keys.worst[0].key, 'm-1');
+  assert.ok(Math.abs(sender.keys.worst[0].busyMs - 25) < 4, 'the key is charged on both sides of the nested entry');
+
+  // What a stopped monitor's enter() returned restores "unattributed" under the next one.
+  const next = rloop.start();
+  await new Promise((resolve) =>
+    setTimeout(() => {
+      rloop.enter('fresh');
+      busy(5);
+      rloop.restore(stale);
+      busy(10);
+      resolve();
+    }, 1),
+  );
+  const v = next.elu();
+  next.stop();
+  assert.ok(Math.abs(scopeIn(v, 'fresh').busyMs - 5) < 3, `fresh ${scopeIn(v, 'fresh').busyMs}`);
+  assert.ok(!v.scopes.some((s) => s.name === 'bus:handler'), 'no scope of the old monitor appears');
+  assert.ok(v.unattributed.busyMs >= 9, `unattributed ${v.unattributed.busyMs}`);
+});
+
 test('per-key statistics: percentiles, worst keys and the key cap', async () => {
   const mon = rloop.start({ maxKeys: 50, worstKeys: 3 });
   // 60 requests: 57 of 2 ms, then 25, 35 and 45 ms ones (far apart: a noisy machine may stretch
