@@ -58,11 +58,6 @@ function isContext(x) {
   return x instanceof Context;
 }
 
-/** Whether context `ctx` belongs to the monitor installed now (ROOT always does). */
-function valid(ctx) {
-  return ctx === ROOT || ctx.epoch === epoch;
-}
-
 function charge(slot) {
   const now = performance.now();
   const running = L[RUNNING];
@@ -156,10 +151,13 @@ function enter(ctx) {
   return prev;
 }
 
-/** Charges `ctx`, which enter() replaced, again: the entry ends. Counts no new call. */
+/**
+ * Charges `ctx`, which enter() replaced, again: the entry ends. Counts no new call. A context
+ * of an earlier monitor (a scope() or an entry that straddled a restart) means unattributed.
+ */
 function restore(ctx) {
-  cur = ctx;
-  if (L[RUNNING] !== ctx.slot) charge(ctx.slot);
+  cur = ctx.epoch === epoch ? ctx : ROOT;
+  if (L[RUNNING] !== cur.slot) charge(cur.slot);
 }
 
 /** The slot being charged now, or -1 while idle. */
@@ -172,4 +170,4 @@ function current() {
   return { scope: cur.name, key: cur.key ?? null };
 }
 
-module.exports = { ROOT, context, isContext, valid, install, uninstall, run, enter, restore, running, current };
+module.exports = { ROOT, context, isContext, install, uninstall, run, enter, restore, running, current };

@@ -45,8 +45,7 @@ function enter(name, options) {
 /** Charges what an enter() replaced again: the entry ends before its callback does. */
 function restore(previous) {
   if (!hooks.isContext(previous)) throw new TypeError(`rloop: restore() needs what enter() returned, got ${describe(previous)}`);
-  // What an earlier monitor's enter() returned means nothing to this one's ledger.
-  if (active !== null) hooks.restore(hooks.valid(previous) ? previous : hooks.ROOT);
+  if (active !== null) hooks.restore(previous);
 }
 
 /** This thread's running monitor, or null. */
