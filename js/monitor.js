@@ -19,6 +19,7 @@ const FIRST_SCOPE = 2;
 
 class Monitor extends EventEmitter {
   #native;
+  #bindNative; // bindKey(slot, scope, key), a raw native function
   #options;
   #scopes = new Map(); // name -> context of the scope without a key
   #keyBase;
@@ -49,6 +50,7 @@ class Monitor extends EventEmitter {
       },
       onLag,
     );
+    this.#bindNative = this.#native.keyBinder();
     // Only the main thread can be paused from another thread through public APIs
     // (inspector's connectToMainThread); a worker's stalls come without a stack.
     if (options.lag && isMainThread) {
@@ -195,7 +197,7 @@ class Monitor extends EventEmitter {
     if (old !== undefined) old.slot = old.scope.slot; // late work of an old key goes to its scope
     const ctx = hooks.context(this.#keyBase + j, scope, scope.name, key);
     this.#keyOwners[j] = ctx;
-    this.#native.bindKey(ctx.slot, scope.slot, key);
+    this.#bindNative(ctx.slot, scope.slot, key);
     return ctx;
   }
 

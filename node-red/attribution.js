@@ -3,9 +3,10 @@
 // - A delivery, from onReceive on, keyed `<_msgid>:<id>` (fan-out clones share a _msgid). What the
 //   handler starts (timers, promises: a Function node's send after its code returns, or from a
 //   setTimeout) inherits the key. A message without _msgid (an inject timer's) has no key.
-//   Binding a key is most of what a delivery costs, so past `keyed` messages a window a node's
-//   messages are keyed in a uniform sample (every n-th, n from the node's last window): per-message
-//   percentiles and worst messages then come from that sample; busy time is always all of it.
+//   Binding a key costs as much as the rest of a delivery's attribution, so past `keyed` messages
+//   a window a node's messages are keyed in a uniform sample (every n-th, n from the node's last
+//   window): per-message percentiles and worst messages then come from that sample; busy time is
+//   always all of it.
 // - Deliveries that run inside their caller (runtimeSyncDelivery, link out → link in, link call,
 //   catch/status/complete) hand back to the caller at postReceive: time is exclusive.
 // - A send from code charged to no one (http in, which has no onReceive; a server's callback) is

@@ -156,11 +156,26 @@ impl NativeMonitor {
         self.live(|agg, _, _| agg.add_scope(&name) as u32)
     }
 
-    /// Binds key slot `slot` to `key` of the scope in slot `scope`.
+    /// A function `bindKey(slot, scope, key)` that binds key slot `slot` to `key` of the scope
+    /// in slot `scope`. Raw N-API rather than a `#[napi]` method: it runs once per keyed request
+    /// or message, and a generated method's instance checks and borrow bookkeeping cost more
+    /// than the binding itself.
     #[napi(catch_unwind)]
-    pub fn bind_key(&self, slot: u32, scope: u32, key: String) -> Result<()> {
-        self.live(|agg, ledger, now| agg.bind_key(ledger, now, slot as usize, scope as usize, key))?
-            .map_err(|e| Error::new(Status::InvalidArg, e))
+    pub fn key_binder(&self, env: Env) -> Result<Unknown<'static>> {
+        let data = Box::into_raw(Box::new(self.shared.clone()));
+        let raw = env.raw();
+        // SAFETY: `data` is freed by the finalizer of the function that carries it, once.
+        unsafe {
+            let mut f = ptr::null_mut();
+            let name = "bindKey";
+            if let Err(e) = check(sys::napi_create_function(raw, name.as_ptr().cast(), name.len() as isize, Some(bind_key), data.cast(), &mut f), "napi_create_function")
+                .and_then(|()| check(sys::napi_add_finalizer(raw, f, data.cast(), Some(drop_shared), ptr::null_mut(), ptr::null_mut()), "napi_add_finalizer"))
+            {
+                drop(Box::from_raw(data));
+                return Err(e);
+            }
+            Ok(Unknown::from_raw_unchecked(raw, f))
+        }
     }
 
     /// The current window, read live, with the last complete one as `last`.
@@ -229,6 +244,43 @@ impl NativeMonitor {
     fn live<R>(&self, f: impl FnOnce(&mut crate::aggregator::Aggregator, &Ledger, f64) -> R) -> Result<R> {
         self.shared.with(f).ok_or_else(|| Error::new(Status::GenericFailure, "rloop: monitor is stopped"))
     }
+}
+
+/// Longest key in UTF-8: js/options.js cuts keys to 256 UTF-16 units, at most 3 bytes each.
+const MAX_KEY_BYTES: usize = 1024;
+
+unsafe extern "C" fn bind_key(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let ok = |status: sys::napi_status, what: &str| if status == sys::Status::napi_ok { Ok(()) } else { Err(format!("rloop: bindKey: {what}")) };
+    let result = std::panic::catch_unwind(|| -> std::result::Result<(), String> {
+        let mut argc = 3usize;
+        let mut argv = [ptr::null_mut(); 3];
+        let mut data = ptr::null_mut();
+        ok(sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data), "arguments")?;
+        let (mut slot, mut scope) = (0u32, 0u32);
+        ok(sys::napi_get_value_uint32(env, argv[0], &mut slot), "slot must be a number")?;
+        ok(sys::napi_get_value_uint32(env, argv[1], &mut scope), "scope must be a number")?;
+        let mut buf = [0u8; MAX_KEY_BYTES + 1];
+        let mut len = 0usize;
+        ok(sys::napi_get_value_string_utf8(env, argv[2], buf.as_mut_ptr().cast(), buf.len(), &mut len), "key must be a string")?;
+        let key = String::from_utf8_lossy(&buf[..len]).into_owned();
+        // SAFETY: `data` is the Arc that key_binder boxed, freed only by this function's finalizer.
+        let shared = &*(data as *const Arc<Shared>);
+        shared
+            .with(|agg, ledger, now| agg.bind_key(ledger, now, slot as usize, scope as usize, key))
+            .ok_or_else(|| "rloop: monitor is stopped".to_owned())?
+    });
+    let message = match result {
+        Ok(Ok(())) => return ptr::null_mut(), // undefined
+        Ok(Err(e)) => e,
+        Err(_) => "rloop: panic in bindKey".to_owned(),
+    };
+    let message = std::ffi::CString::new(message).unwrap_or_default();
+    sys::napi_throw_error(env, ptr::null(), message.as_ptr());
+    ptr::null_mut()
+}
+
+unsafe extern "C" fn drop_shared(_env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
+    drop(Box::from_raw(data as *mut Arc<Shared>));
 }
 
 fn check(status: sys::napi_status, what: &str) -> Result<()> {

@@ -79,3 +79,10 @@ test('bench/run.js --quick at a tiny scale writes a result file with every workl
     fs.rmSync(out, { recursive: true, force: true });
   }
 });
+
+test('bench/keys.js prints what a key costs, and names a bad option', () => {
+  const out = execFileSync(process.execPath, ['bench/keys.js', '--rounds', '2', '--calls', '2000'], { cwd: root, encoding: 'utf8' });
+  const ns = (label) => Number(new RegExp(`${label}\\s+(-?\\d+) ns`).exec(out)?.[1]);
+  for (const label of ['without a key', 'with a new key', 'a key costs']) finite(ns(label), `${label} in:\n${out}`);
+  assert.throws(() => execFileSync(process.execPath, ['bench/keys.js', '--rounds', '0'], { cwd: root, stdio: 'pipe' }), /--rounds must be a positive integer/);
+});
