@@ -75,6 +75,27 @@ test('a Rust panic becomes a JS exception and the process lives on', () => {
   assert.strictEqual(rloop.scope('x', () => 1), 1);
 });
 
+test('the raw key binder turns bad arguments and a stopped monitor into exceptions', () => {
+  const [maxScopes, keySlots] = [2, 4];
+  const ledger = new Float64Array(native.ledgerCells(maxScopes, keySlots));
+  const options = { threadId: 0, windowMs: 1000, history: 2, maxScopes, keySlots, maxKeys: 4, worstKeys: 2, clockOffsetMs: 0, timeOrigin: 0 };
+  const nm = new native.NativeMonitor(ledger.buffer, options);
+  const scope = nm.addScope('s');
+  const keySlot = 2 + maxScopes;
+  const bind = nm.keyBinder();
+  const key = 'ключ-🔑'.repeat(36); // non-ASCII, as long as a key gets (252 UTF-16 units)
+  bind(keySlot, scope, key);
+  ledger[4 + keySlot] += 5; // 5 ms charged to the key's slot (ledger header: 4 cells)
+  const s = nm.elu().scopes.find((x) => x.name === 's');
+  assert.deepStrictEqual(s.keys.worst.map((w) => [w.key, w.busyMs]), [[key, 5]], 'the name arrives whole');
+  assert.throws(() => bind(0, scope, 'k'), /slot 0 is not a key slot/);
+  assert.throws(() => bind(keySlot, 99, 'k'), /scope 99 is not registered/);
+  assert.throws(() => bind('x', scope, 'k'), /bindKey: slot must be a number/);
+  assert.throws(() => bind(keySlot, scope, 42), /bindKey: key must be a string/);
+  nm.stop();
+  assert.throws(() => bind(keySlot, scope, 'k'), /monitor is stopped/);
+});
+
 test('scopes past maxScopes are charged to (other) and counted', () => {
   const mon = rloop.start({ maxScopes: 2 });
   for (const name of ['a', 'b', 'c', 'd']) rloop.scope(name, () => busy(3));
