@@ -25,11 +25,16 @@ function parseHeavy() {
   return JSON.parse(text).length;
 }
 
-/** A real capture of 10 ms of work every 40 ms in scope 'api', plus `extra` in the same scope. */
+/**
+ * A real capture of 10 ms of work every 100 ms in scope 'api', plus `extra` in the same scope.
+ * The period leaves room for `extra` even on a slow machine: were the ticks delayed, `busy`
+ * would run less often, its share of the profile would fall, and compare() would rightly call
+ * that an improvement (the verdict then reads MIXED).
+ */
 async function capture(file, extra) {
   const mon = rloop.start({ io: false });
-  const t = setInterval(() => rloop.scope('api', () => { busy(10); extra(); }), 40);
-  const report = await mon.capture({ durationMs: 1200, profile: true, heapStats: false, json: file });
+  const t = setInterval(() => rloop.scope('api', () => { busy(10); extra(); }), 100);
+  const report = await mon.capture({ durationMs: 1500, profile: true, heapStats: false, json: file });
   clearInterval(t);
   mon.stop();
   return report;
