@@ -25,7 +25,7 @@ const CONFIGS = {
   on: { plugin: true, settings: {} },
   off: { plugin: true, settings: { rloop: { enabled: false } } },
   core: { plugin: true, settings: { rloop: { enabled: false } }, monitor: true },
-  hooks: { plugin: false, settings: {}, floor: 'hooks' },
+  hooks: { plugin: false, settings: {}, floor: 'hooks3' },
   clock: { plugin: false, settings: {}, floor: 'clock' },
 };
 const IN_FLIGHT = 200; // messages between the inject and the debug node at any time
@@ -42,22 +42,12 @@ const FLOWS = [
   { id: 'dbg', type: 'debug', z: 't1', x: 1000, y: 60, active: false, wires: [] },
 ];
 
-let clockSink = 0; // keeps the clock reads of `clock` from being optimised away
-
-function enableFloor(floor) {
-  const { createHook } = require('node:async_hooks');
-  const { performance } = require('node:perf_hooks');
-  const noop = () => {};
-  const before = floor === 'clock' ? () => { clockSink += performance.now(); } : noop;
-  createHook({ init: noop, before, after: noop }).enable();
-}
-
 /** One sample, in this (fresh) process: messages per second through the flow. */
 async function child(config, seconds, nodeRed) {
   const { startNodeRed } = require('../test/fixtures/node-red-embed');
   const { plugin, settings, monitor, floor } = CONFIGS[config];
   if (monitor) require('..').start();
-  if (floor) enableFloor(floor);
+  if (floor) require('./configs').CONFIGS[floor].setup(); // the same hooks as bench/run.js's
   const { RED } = await startNodeRed({ nodeRed, flows: FLOWS, plugin, settings });
   const inject = RED.nodes.getNode('inj');
   let sent = 0;

@@ -15,7 +15,7 @@ function byRound(samples, config) {
  * machine only ever slows a batch down, so the fastest is the estimate least moved by it.
  */
 function fastest(samples, config) {
-  const best = (c) => Math.min(...samples.filter((s) => s.config === c && s.fastest !== undefined).map((s) => s.fastest));
+  const best = (c) => Math.min(...samples.filter((s) => s.config === c).map((s) => s.fastest));
   const ns = best(config);
   if (!Number.isFinite(ns)) return null;
   return { ns, overhead: config === BASELINE ? null : ns - best(BASELINE) };
@@ -56,9 +56,11 @@ function targets(target, configs) {
     out.push(v);
   }
   const best = subject.fastest;
-  if (best && best.overhead !== null && (target.overheadNs !== undefined || target.ratio !== undefined)) {
-    if (target.overheadNs !== undefined) out.push(verdict(`${SUBJECT} ns/event above ${BASELINE}, fastest batches`, best.overhead, '≤', target.overheadNs));
-    if (target.ratio !== undefined) out.push(verdict(`${REFERENCE} overhead ÷ ${SUBJECT} overhead, fastest batches`, best.refRatio, '≥', target.ratio));
+  if (target.overheadNs !== undefined && best?.overhead != null) {
+    out.push(verdict(`${SUBJECT} ns/event above ${BASELINE}, fastest batches`, best.overhead, '≤', target.overheadNs));
+  }
+  if (target.ratio !== undefined && best?.overhead != null) {
+    out.push(verdict(`${REFERENCE} overhead ÷ ${SUBJECT} overhead, fastest batches`, best.refRatio, '≥', target.ratio));
   }
   if (target.fullShare !== undefined && configs[FULL] && configs[BASELINE]) {
     // What lag watching and I/O tracking add to attribution, as a share of the work itself.
