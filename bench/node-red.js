@@ -116,12 +116,12 @@ function main() {
   const result = { fingerprint: fp, nodeRed: samples[0].nodeRed, perSecond: per, ratio: ratios, fastestRatio: best, samples };
 
   console.log(`Node-RED ${result.nodeRed} on Node ${process.version}: inject → 5 Function nodes → inactive debug, ${rounds} rounds × ${seconds} s`);
-  console.log('config   msg/s (median)   MAD     min–max          × none (median of rounds, min–max)   fastest ÷ none\'s fastest');
+  console.log('config   msg/s (median)   MAD     min–max          × none (median of rounds, its 95 % interval)   fastest ÷ none\'s fastest');
   for (const c of names) {
     const p = per[c];
-    const r = c === 'none' ? '' : `${result.ratio[c].median.toFixed(3)} (${result.ratio[c].min.toFixed(3)}–${result.ratio[c].max.toFixed(3)})`;
+    const r = c === 'none' ? '' : `${result.ratio[c].median.toFixed(3)} (${result.ratio[c].ci95.map((x) => x.toFixed(3)).join('–')})`;
     const line = `${c.padEnd(8)} ${String(Math.round(p.median)).padStart(14)} ${String(Math.round(p.mad)).padStart(7)}   ${Math.round(p.min)}–${Math.round(p.max)}`;
-    console.log(`${line.padEnd(58)}${r.padEnd(23)}${c === 'none' ? '' : best[c].toFixed(3)}`);
+    console.log(`${line.padEnd(58)}${r.padEnd(33)}${c === 'none' ? '' : best[c].toFixed(3)}`);
   }
   fs.mkdirSync(o.out, { recursive: true });
   const file = path.join(o.out, `node-red-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);

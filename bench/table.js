@@ -47,7 +47,8 @@ function block(name, w) {
   const lines = [`${name}: ${w.description} (${w.unit})`, ...pad([header, ...rows])];
   for (const t of w.targets) {
     const v = t.value === null ? 'n/a' : t.value.toFixed(Math.abs(t.value) < 10 ? 2 : 0);
-    lines.push(`  target: ${t.what} = ${v} ${t.op} ${t.limit}: ${t.ok ? 'MET' : 'NOT MET'}`);
+    const ci = t.ci95 ? ` (95 % interval of the median ${t.ci95.map((x) => x.toFixed(2)).join(' … ')})` : '';
+    lines.push(`  target: ${t.what} = ${v}${ci} ${t.op} ${t.limit}: ${t.ok ? 'MET' : 'NOT MET'}`);
   }
   return lines.join('\n');
 }

@@ -25,6 +25,7 @@ const finite = (x, what) => assert.ok(Number.isFinite(x), `${what} is ${x}`);
 function assertStats(s, what) {
   for (const k of ['median', 'mad', 'min', 'max', 'n']) finite(s[k], `${what}.${k}`);
   assert.ok(s.min <= s.median && s.median <= s.max, `${what}: min ≤ median ≤ max`);
+  assert.ok(s.min <= s.ci95[0] && s.ci95[0] <= s.median && s.median <= s.ci95[1] && s.ci95[1] <= s.max, `${what}: the median's interval`);
 }
 
 test('bench/run.js --quick at a tiny scale writes a result file with every workload and configuration', { timeout: 180_000 }, () => {
@@ -65,6 +66,12 @@ test('bench/run.js --quick at a tiny scale writes a result file with every workl
         }
       }
       if (name === 'memory') assertStats(w.configs.rloop.rssGrowthMB, 'memory.rloop.rssGrowthMB');
+      if (name === 'http') {
+        assertStats(w.configs.full.extraShare, 'http.full.extraShare');
+        const t = w.targets.find((x) => x.what.startsWith('(full − rloop)'));
+        assert.equal(t.value, 100 * w.configs.full.extraShare.median, 'the verdict is on the per-round share');
+        assert.deepEqual(t.ci95, w.configs.full.extraShare.ci95.map((x) => 100 * x));
+      }
       assert.ok(w.targets.length > 0, `${name} has targets`);
       for (const t of w.targets) {
         // null: a ratio to an rloop overhead that is not above no hook (possible at this scale).
@@ -85,4 +92,12 @@ test('bench/keys.js prints what a key costs, and names a bad option', () => {
   const ns = (label) => Number(new RegExp(`${label}\\s+(-?\\d+) ns`).exec(out)?.[1]);
   for (const label of ['without a key', 'with a new key', 'a key costs']) finite(ns(label), `${label} in:\n${out}`);
   assert.throws(() => execFileSync(process.execPath, ['bench/keys.js', '--rounds', '0'], { cwd: root, stdio: 'pipe' }), /--rounds must be a positive integer/);
+});
+
+test('the median\'s 95 % interval: order statistics n/2 ∓ 0.98·√n, the extremes for few values', () => {
+  const { medianInterval } = require('../bench/stats');
+  const hundred = Array.from({ length: 100 }, (_, i) => 100 - i); // unsorted on purpose
+  assert.deepEqual(medianInterval(hundred), [40, 61]); // ranks 40 and 61 of 100, as tabulated
+  assert.deepEqual(medianInterval([3, 1, 2, 7, 5, 6, 4]), [1, 7]);
+  assert.deepEqual(medianInterval([5]), [5, 5]);
 });

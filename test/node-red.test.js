@@ -162,7 +162,9 @@ test('bench/node-red.js --quick measures every configuration and writes its resu
     for (const [config, s] of Object.entries(result.perSecond)) assert.ok(s.median > 100, `${config}: ${s.median} msg/s`);
     assert.deepEqual(Object.keys(result.ratio), configs.slice(1));
     for (const c of configs) assert.equal(result.fastestRatio[c], result.perSecond[c].max / result.perSecond.none.max, c);
-    assert.match(table, /^on\s+\d+/m);
+    for (const [c, r] of Object.entries(result.ratio)) assert.ok(r.ci95[0] <= r.median && r.median <= r.ci95[1], `${c}: the median's interval`);
+    const on = result.ratio.on;
+    assert.match(table, new RegExp(`^on\\s+\\d+.* ${on.median.toFixed(3)} \\(${on.ci95[0].toFixed(3)}–${on.ci95[1].toFixed(3)}\\)`, 'm'));
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }
