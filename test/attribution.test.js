@@ -11,14 +11,30 @@ const { AsyncResource } = require('node:async_hooks');
 const rloop = require('..');
 const { busy, sleep, scopeIn } = require('./helpers');
 
-test('a scope doing 30 ms of work every 100 ms through timers, promises and fs reads 30 %', async () => {
+// A scope's charge against what its work measured itself, which holds on a machine that
+// deschedules us: the margin is for the code around the measured spans (tens of µs a callback on
+// a VM) and a rare preemption there. Every piece of work is ≥ 5 ms: one charged to the wrong
+// scope fails.
+function assertCharged(window, name, ms) {
+  assertNear(scopeIn(window, name).busyMs, ms, name);
+}
+function assertNear(got, ms, what) {
+  assert.ok(got >= ms - 0.5 && got <= ms + 3, `${what}: charged ${got.toFixed(2)} ms, its work measured ${ms.toFixed(2)}`);
+}
+
+test('a scope doing 30 ms of work every 100 ms through timers, promises and fs reads the share its work measured', async () => {
   const file = path.join(os.tmpdir(), `rloop-attr-${process.pid}`);
   fs.writeFileSync(file, 'x'.repeat(4096));
   const mon = rloop.start({ windowMs: 500 });
+  const spans = []; // [end (epoch ms), ms measured] of each piece of work
+  const work = (ms) => {
+    const took = busy(ms);
+    spans.push([performance.timeOrigin + performance.now(), took]);
+  };
   const tick = () => {
-    setTimeout(() => busy(10), 1);
-    Promise.resolve().then(() => busy(5)).then(() => busy(5));
-    fs.readFile(file, () => fs.stat(file, () => busy(10)));
+    setTimeout(() => work(10), 1);
+    Promise.resolve().then(() => work(5)).then(() => work(5));
+    fs.readFile(file, () => fs.stat(file, () => work(10)));
   };
   const timer = setInterval(() => rloop.scope('work', tick), 100);
   await sleep(600); // let a first full window begin with the workload running
@@ -34,8 +50,15 @@ test('a scope doing 30 ms of work every 100 ms through timers, promises and fs r
   fs.unlinkSync(file);
 
   assert.ok(windows.length >= 4, `complete windows: ${windows.length}`);
-  const share = windows.reduce((s, w) => s + scopeIn(w, 'work').busyMs, 0) / windows.reduce((s, w) => s + w.durationMs, 0);
-  assert.ok(Math.abs(share - 0.3) <= 0.03, `work read ${(share * 100).toFixed(1)} %, expected 30 ± 3`);
+  const [start, end] = [windows[0].start, windows.at(-1).end];
+  const duration = windows.reduce((s, w) => s + w.durationMs, 0);
+  const share = windows.reduce((s, w) => s + scopeIn(w, 'work').busyMs, 0) / duration;
+  // About 30 %, more if the machine deschedules us inside the work. The margin is for the pieces
+  // cut by the first and last window and for the callbacks' own code: ≈ 1 % here, as each of the
+  // five callbacks a tick wakes the loop, and waking costs tens of µs on a VM.
+  const measured = spans.filter(([at]) => at > start && at <= end).reduce((s, [, ms]) => s + ms, 0) / duration;
+  assert.ok(measured >= 0.27, `the work measured ${(measured * 100).toFixed(1)} %`);
+  assert.ok(Math.abs(share - measured) <= 0.03, `work read ${(share * 100).toFixed(1)} %, its work measured ${(measured * 100).toFixed(1)} %`);
   for (const w of windows) {
     const sum = w.scopes.reduce((s, x) => s + x.busyMs, 0) + w.unattributed.busyMs;
     assert.ok(Math.abs(sum - w.thread.busyMs) < 1e-6, `scopes + unattributed = thread busy (${sum} vs ${w.thread.busyMs})`);
@@ -48,57 +71,58 @@ test('a scope doing 30 ms of work every 100 ms through timers, promises and fs r
 
 test('nested scopes are exclusive: a nanosecond is charged once, to the innermost scope', () => {
   const mon = rloop.start();
+  const spent = { outer: 0, inner: 0, innermost: 0 }; // measured by the work itself
   rloop.scope('outer', () => {
-    busy(20);
+    spent.outer += busy(20);
     rloop.scope('inner', () => {
-      busy(30);
-      rloop.scope('innermost', () => busy(15));
+      spent.inner += busy(30);
+      rloop.scope('innermost', () => (spent.innermost += busy(15)));
     });
-    busy(10);
+    spent.outer += busy(10);
   });
   const now = mon.elu();
   mon.stop();
-  const ms = (n) => scopeIn(now, n).busyMs;
-  // Inclusive time would read 75 / 45 / 15; the margin is for a shared, noisy machine.
-  assert.ok(Math.abs(ms('outer') - 30) < 5, `outer ${ms('outer')}`);
-  assert.ok(Math.abs(ms('inner') - 30) < 5, `inner ${ms('inner')}`);
-  assert.ok(Math.abs(ms('innermost') - 15) < 5, `innermost ${ms('innermost')}`);
+  // Inclusive time would read 75 / 45 / 15.
+  for (const name of Object.keys(spent)) assertCharged(now, name, spent[name]);
   assert.strictEqual(scopeIn(now, 'outer').calls, 1);
 });
 
 test('async work inherits the innermost scope that created it', async () => {
   const mon = rloop.start();
+  const spent = { outer: 0, inner: 0 };
   await new Promise((resolve) => {
     rloop.scope('outer', () => {
-      setTimeout(() => busy(20), 1); // outer
+      setTimeout(() => (spent.outer += busy(20)), 1);
       rloop.scope('inner', () => {
         setImmediate(() => {
-          busy(20); // inner, by inheritance
-          process.nextTick(() => busy(10)); // still inner, one level further down
+          spent.inner += busy(20); // by inheritance
+          process.nextTick(() => (spent.inner += busy(10))); // one level further down
         });
         const resource = new AsyncResource('UserQueue'); // a user resource, run later from outside
-        setTimeout(() => rloop.scope('elsewhere', () => resource.runInAsyncScope(() => busy(10))), 5);
+        setTimeout(() => rloop.scope('elsewhere', () => resource.runInAsyncScope(() => (spent.inner += busy(10)))), 5);
       });
       setTimeout(resolve, 50);
     });
   });
   const totals = mon.totals();
   mon.stop();
-  const ms = (n) => totals.scopes.find((s) => s.name === n)?.busyMs ?? 0;
-  assert.ok(Math.abs(ms('outer') - 20) < 4, `outer ${ms('outer')}`);
-  assert.ok(Math.abs(ms('inner') - 40) < 5, `inner ${ms('inner')}`);
-  assert.ok(ms('elsewhere') < 2, `a resource runs in the scope that created it, not its caller's: ${ms('elsewhere')}`);
+  assertCharged(totals, 'outer', spent.outer);
+  assertCharged(totals, 'inner', spent.inner);
+  const elsewhere = scopeIn(totals, 'elsewhere').busyMs;
+  assert.ok(elsewhere < 2, `a resource runs in the scope that created it, not its caller's: ${elsewhere}`);
 });
 
 test('enter() charges the rest of the callback and what it starts', async () => {
   const mon = rloop.start();
+  let before = 0;
+  let spent = 0;
   await new Promise((resolve) =>
     setTimeout(() => {
-      busy(10); // unattributed
+      before = busy(10); // unattributed
       rloop.enter('node:abc', { key: 'msg-1' });
-      busy(20);
+      spent += busy(20);
       setTimeout(() => {
-        busy(15);
+        spent += busy(15);
         resolve();
       }, 1);
     }, 1),
@@ -106,57 +130,59 @@ test('enter() charges the rest of the callback and what it starts', async () => 
   const w = mon.elu();
   mon.stop();
   const node = scopeIn(w, 'node:abc');
-  assert.ok(Math.abs(node.busyMs - 35) < 4, `node:abc ${node.busyMs}`);
-  assert.ok(w.unattributed.busyMs >= 9, `unattributed ${w.unattributed.busyMs}`);
+  assertCharged(w, 'node:abc', spent);
+  assert.ok(w.unattributed.busyMs >= before, `unattributed ${w.unattributed.busyMs}`);
   assert.strictEqual(node.keys.count, 1);
   assert.strictEqual(node.keys.worst[0].key, 'msg-1');
-  assert.ok(Math.abs(node.keys.worst[0].busyMs - 35) < 4);
+  assertNear(node.keys.worst[0].busyMs, spent, 'msg-1');
 });
 
 test('restore() ends a nested entry: each side is charged its own time, a call counted once', async () => {
   const mon = rloop.start();
+  const spent = { 'bus:sender': 0, 'bus:handler': 0, unattributed: 0 };
   let stale;
   await new Promise((resolve) =>
     setTimeout(() => {
       const outer = rloop.enter('bus:sender', { key: 'm-1' });
-      busy(10);
+      spent['bus:sender'] += busy(10);
       const inner = rloop.enter('bus:handler');
-      busy(20);
-      setTimeout(() => resolve(busy(5)), 1); // started inside the handler: the handler's
+      spent['bus:handler'] += busy(20);
+      setTimeout(() => resolve((spent['bus:handler'] += busy(5))), 1); // started inside the handler: the handler's
       rloop.restore(inner); // the sender again
-      busy(15);
+      spent['bus:sender'] += busy(15);
       rloop.restore(outer); // unattributed again
-      busy(8);
+      spent.unattributed += busy(8);
       stale = inner;
     }, 1),
   );
   const w = mon.elu();
   mon.stop();
   const sender = scopeIn(w, 'bus:sender');
-  const handler = scopeIn(w, 'bus:handler');
-  assert.ok(Math.abs(sender.busyMs - 25) < 4, `sender ${sender.busyMs}`);
-  assert.ok(Math.abs(handler.busyMs - 25) < 4, `handler ${handler.busyMs}`);
-  assert.ok(w.unattributed.busyMs >= 7, `unattributed ${w.unattributed.busyMs}`);
+  assertCharged(w, 'bus:sender', spent['bus:sender']);
+  assertCharged(w, 'bus:handler', spent['bus:handler']);
+  assert.ok(w.unattributed.busyMs >= spent.unattributed, `unattributed ${w.unattributed.busyMs}`);
   assert.strictEqual(sender.calls, 1, 'restore() is not a new call');
   assert.strictEqual(sender.keys.worst[0].key, 'm-1');
-  assert.ok(Math.abs(sender.keys.worst[0].busyMs - 25) < 4, 'the key is charged on both sides of the nested entry');
+  assertNear(sender.keys.worst[0].busyMs, spent['bus:sender'], 'the key, on both sides of the nested entry');
 
   // What a stopped monitor's enter() returned restores "unattributed" under the next one.
   const next = rloop.start();
+  let fresh = 0;
+  let after = 0;
   await new Promise((resolve) =>
     setTimeout(() => {
       rloop.enter('fresh');
-      busy(5);
+      fresh = busy(5);
       rloop.restore(stale);
-      busy(10);
+      after = busy(10);
       resolve();
     }, 1),
   );
   const v = next.elu();
   next.stop();
-  assert.ok(Math.abs(scopeIn(v, 'fresh').busyMs - 5) < 3, `fresh ${scopeIn(v, 'fresh').busyMs}`);
+  assertCharged(v, 'fresh', fresh);
   assert.ok(!v.scopes.some((s) => s.name === 'bus:handler'), 'no scope of the old monitor appears');
-  assert.ok(v.unattributed.busyMs >= 9, `unattributed ${v.unattributed.busyMs}`);
+  assert.ok(v.unattributed.busyMs >= after, `unattributed ${v.unattributed.busyMs}`);
 });
 
 test('per-key statistics: percentiles, worst keys and the key cap', async () => {
@@ -164,20 +190,23 @@ test('per-key statistics: percentiles, worst keys and the key cap', async () => 
   // 60 requests: 57 of 2 ms, then 25, 35 and 45 ms ones (far apart: a noisy machine may stretch
   // a 2 ms one); names are kept for 50 keys a window.
   const costs = [...Array(57).fill(2), 25, 35, 45];
+  const measured = [];
   for (let i = 0; i < costs.length; i++) {
-    await new Promise((resolve) => rloop.scope('route:/users', () => setImmediate(() => resolve(busy(costs[i]))), { key: `req-${i}` }));
+    await new Promise((resolve) => rloop.scope('route:/users', () => setImmediate(() => resolve((measured[i] = busy(costs[i])))), { key: `req-${i}` }));
   }
   const w = mon.elu();
   mon.stop();
   const route = scopeIn(w, 'route:/users');
   const keys = route.keys;
+  const sorted = [...measured].sort((a, b) => a - b);
   assert.strictEqual(keys.count, 60, 'every key is counted');
   assert.strictEqual(keys.dropped, 10, 'the least busy keys past the cap lose their names');
-  assert.ok(Math.abs(keys.p50Ms - 2) < 0.6, `p50 ${keys.p50Ms}`);
-  assert.ok(keys.p99Ms > 30 && keys.p99Ms < 50, `p99 ${keys.p99Ms}`);
-  assert.ok(Math.abs(keys.maxMs - 45) < 3, `max ${keys.maxMs}`);
-  assert.deepStrictEqual(keys.worst.map((k) => k.key), ['req-59', 'req-58', 'req-57']);
-  assert.ok(route.busyMs >= costs.reduce((a, b) => a + b) - 1, `scope busy ${route.busyMs}`);
+  assert.ok(Math.abs(keys.p50Ms - sorted[29]) < 0.6, `p50 ${keys.p50Ms}, measured ${sorted[29]}`);
+  assert.ok(keys.p99Ms > sorted[57] && keys.p99Ms < sorted[59] + 2, `p99 ${keys.p99Ms}, measured ${sorted.slice(57)}`);
+  assertNear(keys.maxMs, sorted[59], 'the longest key');
+  const worst = measured.map((ms, i) => [ms, `req-${i}`]).sort((a, b) => b[0] - a[0]).slice(0, 3);
+  assert.deepStrictEqual(keys.worst.map((k) => k.key), worst.map(([, key]) => key));
+  assert.ok(route.busyMs >= measured.reduce((a, b) => a + b) - 1, `scope busy ${route.busyMs}`);
 });
 
 test('key slots are reused: late work of an old key goes to its scope', async () => {

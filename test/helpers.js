@@ -9,12 +9,15 @@ const path = require('node:path');
 
 const CACHE = path.resolve(__dirname, '..', '.cache');
 
-/** Spins the calling thread for `ms` milliseconds of wall time. */
+/**
+ * Spins the calling thread for `ms` milliseconds of wall time and returns the span it measured:
+ * on a shared machine the process may be descheduled at the end, and that time is busy too.
+ */
 function busy(ms) {
-  const end = performance.now() + ms;
-  let x = 0;
-  while (performance.now() < end) x++;
-  return x;
+  const start = performance.now();
+  let now = start;
+  while (now < start + ms) now = performance.now();
+  return now - start;
 }
 
 /** The window entry for scope `name`, or a zero entry when the scope was not charged. */
