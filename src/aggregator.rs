@@ -76,7 +76,8 @@ struct KeyOwner {
 /// Time of keys whose slot was rebound during the current window.
 #[derive(Default)]
 struct Retired {
-    per_scope: HashMap<usize, Reading>,
+    /// By scope index; grows to the highest scope retired into.
+    per_scope: Vec<Reading>,
     /// At most `max_keys` names; later keys go to `unnamed`.
     keys: Vec<(usize, String, f64)>,
     unnamed: HashMap<usize, Unnamed>,
@@ -134,8 +135,9 @@ impl Aggregator {
     }
 
     /// Binds key slot `slot` to (`scope`, `key`), retiring what its previous key was charged
-    /// in this window. Called by the monitored thread while that slot is not running.
-    pub fn bind_key(&mut self, ledger: &Ledger, now: f64, slot: usize, scope: usize, key: String) -> Result<(), String> {
+    /// in this window. Called by the monitored thread (the ledger's one writer) while that slot
+    /// is not running: its reading is then complete without a clock read.
+    pub fn bind_key(&mut self, ledger: &Ledger, slot: usize, scope: usize, key: String) -> Result<(), String> {
         let j = slot
             .checked_sub(self.cfg.key_base())
             .filter(|&j| j < self.cfg.key_slots)
@@ -143,12 +145,17 @@ impl Aggregator {
         if scope >= self.names.len() {
             return Err(format!("scope {scope} is not registered"));
         }
-        let reading = ledger.read(slot, ledger.running(), now);
+        if ledger.running().is_some_and(|(s, _)| s == slot) {
+            return Err(format!("slot {slot} is being charged"));
+        }
+        let reading = ledger.read(slot, None, 0.0);
         if let Some(old) = self.key_owner[j].take() {
             let d = delta(reading, self.base[slot]);
-            let r = self.retired.per_scope.entry(old.scope).or_default();
-            r.busy_ms += d.busy_ms;
-            r.calls += d.calls;
+            let per_scope = &mut self.retired.per_scope;
+            if per_scope.len() <= old.scope {
+                per_scope.resize(old.scope + 1, Reading::default());
+            }
+            add(&mut per_scope[old.scope], d);
             if d.busy_ms > 0.0 {
                 if self.retired.keys.len() < self.cfg.max_keys {
                     self.retired.keys.push((old.scope, old.key, d.busy_ms));
@@ -238,7 +245,7 @@ impl Aggregator {
         let readings: Vec<(usize, Reading)> = slots.map(|s| (s, ledger.read(s, running, now))).collect();
 
         let mut per_scope = vec![Reading::default(); self.names.len()];
-        for (&scope, r) in &self.retired.per_scope {
+        for (scope, r) in self.retired.per_scope.iter().enumerate() {
             add(&mut per_scope[scope], *r);
         }
         let mut named: Vec<(usize, &str, f64)> = self.retired.keys.iter().map(|(s, k, b)| (*s, k.as_str(), *b)).collect();
@@ -380,14 +387,14 @@ mod tests {
         let mut a = Aggregator::new(c.clone(), 0.0);
         let s = a.add_scope("route");
         let k0 = 2 + c.max_scopes;
-        a.bind_key(&l, 0.0, k0, s, "req-1".into()).unwrap();
+        a.bind_key(&l, k0, s, "req-1".into()).unwrap();
         m.switch_to(k0, 0.0);
         m.switch_to(UNATTRIBUTED, 10.0);
-        a.bind_key(&l, 10.0, k0 + 1, s, "req-2".into()).unwrap();
+        a.bind_key(&l, k0 + 1, s, "req-2".into()).unwrap();
         m.switch_to(k0 + 1, 10.0);
         m.switch_to(UNATTRIBUTED, 40.0);
         // The ring comes round: req-1's 10 ms are retired into this window, req-3 starts at zero.
-        a.bind_key(&l, 40.0, k0, s, "req-3".into()).unwrap();
+        a.bind_key(&l, k0, s, "req-3".into()).unwrap();
         m.switch_to(k0, 40.0);
         l.close_running(45.0);
         let w = a.close(&l, 50.0, None);
@@ -400,7 +407,10 @@ mod tests {
         assert_eq!(keys.max_ms, 30.0);
         assert!((keys.p50_ms - 10.0).abs() < 0.1, "{keys:?}");
         assert!((keys.p99_ms - 30.0).abs() < 0.3, "{keys:?}");
-        assert!(a.bind_key(&l, 50.0, 1, s, "x".into()).is_err(), "slot 1 is not a key slot");
+        assert!(a.bind_key(&l, 1, s, "x".into()).is_err(), "slot 1 is not a key slot");
+        m.switch_to(k0, 50.0);
+        let err = a.bind_key(&l, k0, s, "req-4".into()).unwrap_err();
+        assert_eq!(err, format!("slot {k0} is being charged"), "its running interval would go to the new key");
     }
 
     #[test]

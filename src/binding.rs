@@ -259,14 +259,15 @@ unsafe extern "C" fn bind_key(env: sys::napi_env, info: sys::napi_callback_info)
         let (mut slot, mut scope) = (0u32, 0u32);
         ok(sys::napi_get_value_uint32(env, argv[0], &mut slot), "slot must be a number")?;
         ok(sys::napi_get_value_uint32(env, argv[1], &mut scope), "scope must be a number")?;
-        let mut buf = [0u8; MAX_KEY_BYTES + 1];
+        // Not zeroed: N-API writes the `len` bytes read back (and a NUL), per key on the hot path.
+        let mut buf = std::mem::MaybeUninit::<[u8; MAX_KEY_BYTES + 1]>::uninit();
         let mut len = 0usize;
-        ok(sys::napi_get_value_string_utf8(env, argv[2], buf.as_mut_ptr().cast(), buf.len(), &mut len), "key must be a string")?;
-        let key = String::from_utf8_lossy(&buf[..len]).into_owned();
+        ok(sys::napi_get_value_string_utf8(env, argv[2], buf.as_mut_ptr().cast(), MAX_KEY_BYTES + 1, &mut len), "key must be a string")?;
+        let key = String::from_utf8_lossy(std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len)).into_owned();
         // SAFETY: `data` is the Arc that key_binder boxed, freed only by this function's finalizer.
         let shared = &*(data as *const Arc<Shared>);
         shared
-            .with(|agg, ledger, now| agg.bind_key(ledger, now, slot as usize, scope as usize, key))
+            .with_ledger(|agg, ledger| agg.bind_key(ledger, slot as usize, scope as usize, key))
             .ok_or_else(|| "rloop: monitor is stopped".to_owned())?
     });
     let message = match result {
