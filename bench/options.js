@@ -14,16 +14,16 @@ const USAGE = `usage: node bench/run.js [options]
   --configs a,b      configurations: ${Object.keys(CONFIGS).join(', ')}
   --out DIR          where the JSON result goes (default bench/results)`;
 
-function list(value, known, what) {
+function list(value, known, what, usage = USAGE) {
   const names = value.split(',').filter(Boolean);
   const unknown = names.filter((n) => !(n in known));
-  if (unknown.length) throw new Error(`unknown ${what}: ${unknown.join(', ')}\n${USAGE}`);
+  if (unknown.length) throw new Error(`unknown ${what}: ${unknown.join(', ')}\n${usage}`);
   return names;
 }
 
-function positive(value, what) {
+function positive(value, what, usage = USAGE) {
   const n = Number(value);
-  if (!(n > 0)) throw new Error(`--${what} must be a positive number, got ${value}\n${USAGE}`);
+  if (!(n > 0)) throw new Error(`--${what} must be a positive number, got ${value}\n${usage}`);
   return n;
 }
 
@@ -54,4 +54,4 @@ function options(argv) {
   };
 }
 
-module.exports = { options };
+module.exports = { options, list, positive };

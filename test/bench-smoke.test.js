@@ -94,6 +94,29 @@ test('bench/keys.js prints what a key costs, and names a bad option', () => {
   assert.throws(() => execFileSync(process.execPath, ['bench/keys.js', '--rounds', '0'], { cwd: root, stdio: 'pipe' }), /--rounds must be a positive integer/);
 });
 
+test('bench/instructions.js counts instructions per event under valgrind: a slope over two sizes', { timeout: 300_000 }, () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-instructions-'));
+  try {
+    const stdout = execFileSync(process.execPath, ['bench/instructions.js', '--quick', '--out', out], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const [file] = fs.readdirSync(out);
+    const { fingerprint, workloads } = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
+    assert.match(fingerprint.options.method, /cachegrind.*--single-threaded/);
+    const { configs, overhead } = workloads.setImmediate;
+    for (const [name, c] of Object.entries(configs)) {
+      assert.ok(c.large.events > c.small.events && c.large.instructions > c.small.instructions, `${name}: two sizes`);
+      assert.equal(c.perEvent, (c.large.instructions - c.small.instructions) / (c.large.events - c.small.events));
+      assert.match(stdout, new RegExp(`${name}\\s+${Math.round(c.perEvent).toLocaleString('en')}`));
+    }
+    // Timing every callback's scope switch is work: rloop runs more instructions than no hook.
+    assert.ok(overhead.rloop > 0, `rloop's overhead: ${overhead.rloop} instructions/event`);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+  for (const [args, message] of [[['--only', 'memory'], /unknown workload: memory/], [['--scale', '0'], /--scale must be a positive number/]]) {
+    assert.throws(() => execFileSync(process.execPath, ['bench/instructions.js', ...args], { cwd: root, stdio: 'pipe' }), message);
+  }
+});
+
 test('the median\'s 95 % interval: order statistics n/2 ∓ 0.98·√n, the extremes for few values', () => {
   const { medianInterval } = require('../bench/stats');
   const hundred = Array.from({ length: 100 }, (_, i) => 100 - i); // unsorted on purpose

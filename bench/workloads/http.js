@@ -45,7 +45,7 @@ async function run(cfg, requests) {
   server.close();
   const [code] = await exited;
   if (code !== 0 || failed !== 0) throw new Error(`load generator: exit ${code}, ${failed} failed requests`);
-  return { events: perBatch * BATCHES, batches };
+  return { events: perBatch * BATCHES, warmupEvents: perBatch * WARMUP_BATCHES, batches };
 }
 
 module.exports = {

@@ -18,7 +18,7 @@ async function inScopes(cfg, step, perScope, interleaved = true) {
   for (const name of SCOPES) await cfg.scope(name, chains);
 }
 
-/** One batch of warm-up, then `events` events in timed batches (wall time). */
+/** One batch of warm-up (`warmupEvents`), then `events` events in timed batches (wall time). */
 async function timeInScopes(cfg, step, events, interleaved) {
   const perScope = WIDTH * Math.max(1, Math.round(events / SCOPES.length / BATCHES / WIDTH));
   await inScopes(cfg, step, perScope, interleaved);
@@ -28,7 +28,7 @@ async function timeInScopes(cfg, step, events, interleaved) {
     await inScopes(cfg, step, perScope, interleaved);
     batches.push(Number(process.hrtime.bigint() - t0));
   }
-  return { events: perScope * SCOPES.length * BATCHES, batches };
+  return { events: perScope * SCOPES.length * BATCHES, warmupEvents: perScope * SCOPES.length, batches };
 }
 
 module.exports = { SCOPES, inScopes, timeInScopes };
