@@ -56,7 +56,6 @@ function options(argv) {
   }
   const workloads = v.only ? list(v.only, EVENTS, 'workload', USAGE) : ['setImmediate', 'await', 'http'];
   return {
-    quick: v.quick,
     scale: positive(v.scale ?? (v.quick ? 0.1 : 1), 'scale', USAGE),
     workloads: v.quick && !v.only ? ['setImmediate'] : workloads,
     configs: v.configs ? list(v.configs, CONFIGS, 'configuration', USAGE) : v.quick ? [BASELINE, SUBJECT] : Object.keys(CONFIGS),
