@@ -90,7 +90,7 @@ class Capture {
       this.#heapStart = heap.stats();
       this.#timeline = heap.timeline({ everyMs: HEAP_EVERY_MS, onSample: (s) => monitor.emit('heapStats', s) });
     }
-    this.#unguard = guard((reason) => this.finishSync(reason));
+    this.#unguard = guard((reason) => this.#finishAtExit(reason));
     this.#begun = this.#begin();
   }
 
@@ -120,18 +120,28 @@ class Capture {
     return report;
   }
 
-  /** Ends the capture at once, without what needs awaiting (a heap snapshot): for exit and stop(). */
+  /** Ends the capture at once, without what needs awaiting (a heap snapshot): for stop(). */
   finishSync(reason) {
-    if (this.#finishing) return; // finishing already
-    this.#finishing = Promise.resolve();
     try {
-      const profile = this.#profile ? this.#profile.stopSync() : null;
-      const report = this.#collect(reason, profile);
-      this.#write(report, profile);
-      this.#settle.resolve(report);
+      const report = this.#finishAtExit(reason);
+      if (report) this.#settle.resolve(report);
     } catch (e) {
       this.#settle.reject(e);
     }
+  }
+
+  /**
+   * Writes the partial report as the process ends, and returns it (undefined if finishing
+   * already). It settles no promise: at exit, a promise's reactions are async resources the
+   * app's own hooks would see (and an app hook that throws there would change the exit code).
+   */
+  #finishAtExit(reason) {
+    if (this.#finishing) return undefined;
+    this.#finishing = true;
+    const profile = this.#profile ? this.#profile.stopSync() : null;
+    const report = this.#collect(reason, profile);
+    this.#write(report, profile);
+    return report;
   }
 
   /** Stops collecting and assembles the report (no I/O). */

@@ -11,11 +11,14 @@ function onExit() {
 }
 
 function onUncaught() {
-  uncaught = true; // the 'exit' that follows writes the reports
+  // Only an exception nobody handles ends the process (the 'exit' that follows writes the
+  // reports): one the app handles must not label a later, normal exit.
+  if (process.listenerCount('uncaughtException') === 0 && !process.hasUncaughtExceptionCaptureCallback()) uncaught = true;
 }
 
 function onSignal(signal) {
-  // The app handles this signal itself: if it then exits, 'exit' writes the reports.
+  // The app handles this signal itself: if it then exits, 'exit' writes the reports. rloop's
+  // listener runs first (prepended), so an app's once() listener is still counted here.
   if (process.listenerCount(signal) > 1) return;
   finishAll(signal);
   // Without rloop's listener the signal would have ended the process: let it.
@@ -39,7 +42,7 @@ const SIGNALS = ['SIGTERM', 'SIGINT'];
 function install() {
   process.on('exit', onExit);
   process.on('uncaughtExceptionMonitor', onUncaught);
-  for (const s of SIGNALS) process.on(s, onSignal);
+  for (const s of SIGNALS) process.prependListener(s, onSignal);
 }
 
 function uninstall() {

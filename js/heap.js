@@ -3,6 +3,7 @@
 
 const fs = require('node:fs');
 const { describe, integerIn, plainObject, knownOnly } = require('./options');
+const hooks = require('./hooks');
 
 /** This thread's memory now, in bytes: the process RSS and this thread's V8 heap. */
 function stats() {
@@ -21,9 +22,19 @@ function optionsOf(what, options, known, callback) {
   return given;
 }
 
+const running = new Set(); // timelines sampling now
+
+function sampleDue(now) {
+  let next = Infinity;
+  for (const t of running) next = Math.min(next, t.due(now));
+  return next === Infinity ? null : next;
+}
+
 /**
- * Samples stats() every `everyMs` on an unref'd timer into a ring of the last `max` samples;
- * older ones are dropped and counted in `dropped`.
+ * Samples stats() into a ring of the last `max` samples (older ones are dropped and counted in
+ * `dropped`) as the monitored loop wakes, at most every `everyMs`: no timer, so none for the
+ * app's own hooks to see, and no sample while the loop idles (nothing allocates then) or is
+ * blocked. Needs this thread's monitor running (js/hooks.js).
  */
 function timeline(options) {
   const given = optionsOf('timeline()', options, ['everyMs', 'max', 'onSample'], 'onSample');
@@ -32,12 +43,21 @@ function timeline(options) {
   const { onSample } = given;
   const ring = [];
   let taken = 0;
-  const timer = setInterval(() => {
-    const sample = stats();
-    ring[taken % max] = sample;
-    taken++;
-    if (onSample) onSample(sample);
-  }, everyMs).unref();
+  let next = -Infinity;
+  const t = {
+    due(now) {
+      if (now >= next) {
+        next = now + everyMs;
+        const sample = stats();
+        ring[taken % max] = sample;
+        taken++;
+        if (onSample) onSample(sample);
+      }
+      return next;
+    },
+  };
+  running.add(t);
+  hooks.atWake(sampleDue);
   return {
     /** The samples kept, oldest first. */
     samples: () => {
@@ -47,7 +67,10 @@ function timeline(options) {
     get dropped() {
       return Math.max(0, taken - max);
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      running.delete(t);
+      if (running.size === 0) hooks.atWake(null);
+    },
   };
 }
 

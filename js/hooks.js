@@ -18,6 +18,7 @@ const { performance } = require('node:perf_hooks');
 const RUNNING = 0;
 const SINCE = 1;
 const WAKE = 2;
+const WANT = 3; // set by the addon after a stall that nothing could take a stack of
 const HEADER = 4;
 
 let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
@@ -38,6 +39,7 @@ const ROOT = new Context(0, null, null, undefined); // unattributed, under every
 // An idle ledger between monitors: typed-array writes past its end are no-ops, so a scope()
 // that straddles stop() cannot throw.
 const IDLE = new Float64Array(HEADER).fill(-1);
+IDLE[WANT] = 0;
 
 let L = IDLE; // the ledger
 let CALLS = HEADER; // offset of the per-slot callback counters
@@ -45,6 +47,9 @@ let tag = Symbol('rloop.scope'); // new per monitor: tags from an earlier one me
 let cur = ROOT; // the context new resources inherit
 let depth = 0;
 const stack = [];
+let onWant = null; // starts what takes stacks of stalls, once one has happened
+let onWake = null; // rloop's own periodic work, run as the loop wakes instead of on a timer
+let wakeAt = Infinity; // when onWake is due
 
 // The contexts of the last RING resources by asyncId, written in `init` for every resource:
 // `before` finds most there instead of looking the tag up on the resource. On I/O that lookup
@@ -72,7 +77,10 @@ function charge(slot) {
   const now = performance.now();
   const running = L[RUNNING];
   if (running >= 0) L[HEADER + running] += now - L[SINCE];
-  else L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
+  else {
+    L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
+    if (L[WANT] !== 0 || now >= wakeAt) woke(now);
+  }
   // SINCE before RUNNING: a reader on another thread that sees the new slot sees its start.
   L[SINCE] = now;
   L[RUNNING] = slot;
@@ -95,7 +103,8 @@ function init(asyncId, type, triggerAsyncId, resource) {
 function contextOf(asyncId) {
   const i = asyncId & (RING - 1);
   if (ringIds[i] === asyncId) return ringCtx[i];
-  const ctx = executionAsyncResource()[tag] ?? ROOT;
+  // No resource when Node (or an app, through internals) emits before for a bare asyncId.
+  const ctx = executionAsyncResource()?.[tag] ?? ROOT;
   ringIds[i] = asyncId;
   ringCtx[i] = ctx;
   return ctx;
@@ -122,6 +131,37 @@ function after() {
   if (L[RUNNING] !== cur.slot) charge(cur.slot);
 }
 
+// rloop's own work, out of line, as the loop wakes: unattributed, and run in a callback rather
+// than on a timer or at start, so whatever it creates is seen by the app's hooks in order.
+function woke(now) {
+  const c = cur;
+  cur = ROOT;
+  if (L[WANT] !== 0) {
+    L[WANT] = 0;
+    attempt(onWant);
+  }
+  if (now >= wakeAt) wakeAt = attempt(onWake, now) ?? Infinity;
+  cur = c;
+}
+
+function attempt(fn, arg) {
+  try {
+    return fn?.(arg);
+  } catch {
+    return undefined; // never into the app's callback
+  }
+}
+
+/**
+ * Calls `fn(now)` as the loop wakes, first at the next wake, then at the first wake at or after
+ * the `performance.now()` time it returns; null stops. Nothing runs while the loop idles or is
+ * blocked, and no timer exists for the app to see.
+ */
+function atWake(fn) {
+  onWake = fn;
+  wakeAt = fn === null ? Infinity : -Infinity;
+}
+
 function link(asyncId, resource) {
   if (links.size >= pruneAt) {
     for (const [id, l] of links) if (l.handle.deref() === undefined) links.delete(id);
@@ -132,9 +172,13 @@ function link(asyncId, resource) {
 
 const hook = createHook({ init, before, after });
 
-/** Starts charging `ledger` (a Float64Array laid out as src/ledger.rs says). */
-function install(ledger, slots) {
+/**
+ * Starts charging `ledger` (a Float64Array laid out as src/ledger.rs says); `want()` is called
+ * in the first callback after a stall that no stack could be taken of.
+ */
+function install(ledger, slots, want) {
   L = ledger;
+  onWant = want ?? null;
   CALLS = HEADER + slots;
   tag = Symbol('rloop.scope');
   epoch++;
@@ -148,6 +192,8 @@ function install(ledger, slots) {
 function uninstall() {
   hook.disable();
   L = IDLE;
+  onWant = null;
+  atWake(null);
   CALLS = HEADER;
   cur = ROOT;
   depth = 0;
@@ -195,4 +241,4 @@ function current() {
   return { scope: cur.name, key: cur.key ?? null };
 }
 
-module.exports = { ROOT, context, isContext, install, uninstall, run, enter, restore, running, current };
+module.exports = { ROOT, context, isContext, install, uninstall, atWake, run, enter, restore, running, current };

@@ -4,8 +4,7 @@
 
 const { EventEmitter } = require('node:events');
 const { performance } = require('node:perf_hooks');
-const path = require('node:path');
-const { threadId, isMainThread, Worker } = require('node:worker_threads');
+const { threadId } = require('node:worker_threads');
 const native = require('./native');
 const hooks = require('./hooks');
 const { offsetFrom } = require('./clock');
@@ -13,6 +12,7 @@ const io = require('./io');
 const { Capture, captureOptions } = require('./capture');
 const heap = require('./heap');
 const { integerIn } = require('./options');
+const { startSampler } = require('./stacks');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const FIRST_SCOPE = 2;
@@ -28,7 +28,6 @@ class Monitor extends EventEmitter {
   #timer;
   #lastSeq = 0;
   #onStop;
-  #sampler; // the worker that takes stacks of stalls (main thread only)
   #io; // the I/O tracker, unless io: false
   #captures = new Set();
 
@@ -51,17 +50,6 @@ class Monitor extends EventEmitter {
       onLag,
     );
     this.#bindNative = this.#native.keyBinder();
-    // Only the main thread can be paused from another thread through public APIs
-    // (inspector's connectToMainThread); a worker's stalls come without a stack.
-    if (options.lag && isMainThread) {
-      try {
-        this.#sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData: { threadId } });
-        this.#sampler.unref();
-        this.#sampler.on('error', (e) => this.#fail(e)); // stalls then come without stacks
-      } catch (e) {
-        this.#fail(e); // no worker to be had (resource limits): stalls come without stacks
-      }
-    }
     if (options.io) {
       this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.emit('slowIO', e), context: hooks.current });
     }
@@ -70,7 +58,7 @@ class Monitor extends EventEmitter {
     // Created before the hooks are on, so its callbacks are unattributed, whoever started us.
     this.#timer = setInterval(() => this.#emitWindows(), options.windowMs);
     this.#timer.unref();
-    hooks.install(ledger, this.#keyBase + options.keySlots);
+    hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
   }
 
   get windowMs() {
@@ -166,10 +154,6 @@ class Monitor extends EventEmitter {
     hooks.uninstall();
     clearInterval(this.#timer);
     this.#timer = undefined;
-    if (this.#sampler) {
-      native.unwatchStalls(threadId);
-      this.#sampler.terminate();
-    }
     this.#native.stop();
     this.#onStop(this);
   }

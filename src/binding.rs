@@ -71,11 +71,6 @@ pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
     );
 }
 
-#[napi(catch_unwind)]
-pub fn unwatch_stalls(thread_id: u32) {
-    registry::listen_for_stalls(thread_id, None);
-}
-
 /// Gives the stall of thread `thread_id` that woke at `wake` the frames that were blocking it.
 /// False when that stall is over or has a stack already.
 #[napi(catch_unwind)]

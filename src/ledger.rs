@@ -4,6 +4,8 @@
 //! - `RUNNING`: the slot charged now, or -1 while the loop is idle (closed by the prepare handle);
 //! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds;
 //! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
+//! - `WANT`: set (1) by the idle mark after a stall nothing took a stack of; JS starts a stack
+//!   sampler at its next wake and clears it (js/hooks.js);
 //! - `HEADER + slot`: cumulative busy milliseconds of each slot;
 //! - `HEADER + slots + slot`: cumulative callbacks of each slot.
 //!
@@ -16,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 pub const RUNNING: usize = 0;
 pub const SINCE: usize = 1;
 pub const WAKE: usize = 2;
+pub const WANT: usize = 3;
 pub const HEADER: usize = 4;
 
 /// Cells needed for `slots` slots.
@@ -84,6 +87,11 @@ impl Ledger {
             }
         }
         Reading { busy_ms, calls: self.get(HEADER + self.slots + slot) }
+    }
+
+    /// Asks JS for a stack sampler (see `WANT`). Only the monitored thread may call this.
+    pub fn want_stacks(&self) {
+        self.set(WANT, 1.0);
     }
 
     /// Charges the running interval up to `now` and marks the loop idle.

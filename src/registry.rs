@@ -65,15 +65,24 @@ impl Shared {
     /// The idle mark, on the monitored thread just before its loop polls: ends the stretch
     /// and charges the running interval. Returns the lag event if the stretch was a stall.
     pub fn idle(&self) -> Option<Value> {
-        let mut st = self.state.lock();
-        let State { ledger, agg, lag, .. } = &mut *st;
-        let ledger = ledger.as_ref()?;
-        let now = self.clock.now();
-        let (slot, _) = ledger.running()?;
-        let wake = ledger.wake();
-        ledger.close_running(now);
-        let stall = lag.as_mut()?.stretch_ended(wake, slot, now)?;
-        Some(self.stall_json(agg, stall))
+        let stall = {
+            let mut st = self.state.lock();
+            let State { ledger, agg, lag, .. } = &mut *st;
+            let ledger = ledger.as_ref()?;
+            let now = self.clock.now();
+            let (slot, _) = ledger.running()?;
+            let wake = ledger.wake();
+            ledger.close_running(now);
+            let stall = lag.as_mut()?.stretch_ended(wake, slot, now)?;
+            self.stall_json(agg, stall)
+        };
+        // Rare (a stall), and outside the state lock: the watch thread takes these two the other way round.
+        if !has_stall_listener(self.thread_id) {
+            if let Some(ledger) = self.state.lock().ledger.as_ref() {
+                ledger.want_stacks();
+            }
+        }
+        Some(stall)
     }
 
     fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
@@ -191,6 +200,10 @@ pub fn monitors() -> Vec<Arc<Shared>> {
 
 pub fn find(thread_id: u32) -> Option<Arc<Shared>> {
     MONITORS.lock().iter().find(|s| s.thread_id == thread_id).cloned()
+}
+
+fn has_stall_listener(thread_id: u32) -> bool {
+    STALL_LISTENERS.lock().as_ref().is_some_and(|l| l.contains_key(&thread_id))
 }
 
 /// Sets (or with `None` removes) who is told of stalls on `thread_id`.

@@ -9,7 +9,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const rloop = require('..');
-const { busy } = require('./helpers');
+const { busy, primeStackSampler } = require('./helpers');
 const { assertValidReport } = require('./report');
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-capture-'));
@@ -23,6 +23,7 @@ function blockFor(ms) {
 }
 
 test('a capture collects ELU, lag, heap and a profile, and writes JSON and .cpuprofile', async () => {
+  await primeStackSampler();
   const mon = rloop.start({ windowMs: 200 });
   const seen = { heapStats: 0, profile: null };
   mon.on('heapStats', () => seen.heapStats++);
@@ -139,9 +140,11 @@ function run(mode, withRloop) {
 
 for (const [mode, reason] of [
   ['throw', 'uncaughtException'],
+  ['throw-handled', 'exit'],
   ['exit', 'exit'],
   ['sigterm', 'SIGTERM'],
   ['sigterm-handled', 'exit'],
+  ['sigterm-once', 'exit'],
   ['idle', 'exit'],
 ]) {
   test(`an app that ends mid-capture (${mode}) gets a partial report and ends as it would have`, () => {

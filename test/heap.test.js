@@ -10,6 +10,7 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const heap = require('../js/heap');
+const rloop = require('..');
 const { sleep } = require('./helpers');
 
 const MB = 1024 * 1024;
@@ -57,7 +58,9 @@ test('stats() is the time and this thread\'s memory in bytes', () => {
   assert.ok(s.heapUsed <= s.heapTotal);
 });
 
-test('timeline() samples every everyMs into a bounded ring until stop()', async () => {
+test('timeline() samples as the monitored loop wakes, at most every everyMs, into a bounded ring until stop()', async () => {
+  const mon = rloop.start({ windowMs: 1000 });
+  const wakes = setInterval(() => {}, 5); // the app's own activity wakes the loop
   const seen = [];
   const tl = heap.timeline({ everyMs: 50, max: 4, onSample: (s) => seen.push(s) });
   await sleep(520);
@@ -67,14 +70,21 @@ test('timeline() samples every everyMs into a bounded ring until stop()', async 
   assert.deepStrictEqual(tl.samples(), seen.slice(-4)); // the newest, oldest first
   assert.strictEqual(tl.dropped, taken - 4);
   assert.deepStrictEqual(Object.keys(seen[0]), ['at', ...STATS]);
-  for (let i = 1; i < taken; i++) assert.ok(seen[i].at >= seen[i - 1].at + 40, `gap ${seen[i].at - seen[i - 1].at} ms`);
+  for (let i = 1; i < taken; i++) assert.ok(seen[i].at >= seen[i - 1].at + 45, `gap ${seen[i].at - seen[i - 1].at} ms`);
   await sleep(150);
-  assert.strictEqual(seen.length, taken);
+  assert.strictEqual(seen.length, taken, 'stopped');
 
   const partial = heap.timeline({ everyMs: 50, max: 100 });
   await sleep(180);
   partial.stop();
   assert.ok(partial.samples().length >= 2 && partial.dropped === 0);
+  clearInterval(wakes);
+
+  const idle = heap.timeline({ everyMs: 10 });
+  await sleep(200); // a timer of the test's own wakes the loop once, at its end
+  assert.ok(idle.samples().length <= 2, `an idle loop is not woken to be sampled (${idle.samples().length})`);
+  idle.stop();
+  mon.stop();
 });
 
 test('timeline() keeps no process alive and rejects bad options by name', () => {

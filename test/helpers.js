@@ -67,4 +67,24 @@ function nodeRedFor(major) {
   return dir;
 }
 
-module.exports = { busy, sleep, scopeIn, nodeFor, nodeRedFor };
+/**
+ * Starts rloop's stack sampler, as a thread's first stall does (js/stacks.js); it stays for
+ * the process. Resolves once a stall gets a stack.
+ */
+async function primeStackSampler() {
+  const rloop = require('..');
+  const mon = rloop.start({ lagThreshold: 20 });
+  try {
+    for (let i = 0; i < 50; i++) {
+      const lag = new Promise((resolve) => mon.once('lag', resolve));
+      setTimeout(() => busy(30), 1);
+      if ((await lag).stack) return;
+      await sleep(100);
+    }
+    throw new Error('the stack sampler did not start');
+  } finally {
+    mon.stop();
+  }
+}
+
+module.exports = { busy, sleep, scopeIn, nodeFor, nodeRedFor, primeStackSampler };

@@ -7,7 +7,7 @@ const assert = require('node:assert');
 const { spawnSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const rloop = require('..');
-const { busy } = require('./helpers');
+const { busy, primeStackSampler } = require('./helpers');
 
 function blockingWork(ms) {
   return busy(ms);
@@ -18,8 +18,8 @@ const keepAlive = setInterval(() => {}, 1000);
 test.after(() => clearInterval(keepAlive));
 
 test('a 300 ms busy loop: noticed within threshold + 20 ms, its scope, its stack', async () => {
+  await primeStackSampler();
   const mon = rloop.start({ lagThreshold: 50 });
-  await new Promise((resolve) => setTimeout(resolve, 100)); // the stack sampler worker starts
   const lag = new Promise((resolve) => mon.once('lag', resolve));
   const at = Date.now();
   setTimeout(() => rloop.scope('culprit', () => blockingWork(300), { key: 'job-7' }), 1);
@@ -88,4 +88,19 @@ test('the stack sampler leaves no trace: exit code and stderr as without rloop',
   const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 10000 });
   assert.strictEqual(r.status, 3);
   assert.strictEqual(r.stderr, 'app says bye\n');
+});
+
+test('the stack sampler starts at the first stall, inside a callback: that stall has no stack, the next ones do', () => {
+  const script = `const rloop = require(${JSON.stringify(require.resolve('..'))});
+    const mon = rloop.start({ lagThreshold: 30 });
+    const stalls = [];
+    mon.on('lag', (e) => stalls.push(Boolean(e.stack)));
+    const spin = (ms) => { const e = Date.now() + ms; while (Date.now() < e); };
+    let n = 0;
+    const t = setInterval(() => { spin(60); if (++n === 6) { clearInterval(t); console.log(JSON.stringify(stalls)); } }, 200);`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20000 });
+  assert.strictEqual(r.stderr, '');
+  const stalls = JSON.parse(r.stdout);
+  assert.strictEqual(stalls[0], false, 'nothing took a stack before the first stall');
+  assert.ok(stalls.slice(2).every(Boolean), `later stalls have stacks: ${r.stdout}`);
 });
