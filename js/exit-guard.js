@@ -1,7 +1,10 @@
 'use strict';
 // Writes what running captures collected when the process ends under them — exit, uncaught
-// exception, SIGTERM/SIGINT — without changing how it ends: the exit code, the app's error
-// output and the signal's default action stay as they would have been without rloop.
+// exception, SIGTERM/SIGINT (src/signals.rs) — without changing how it ends: the exit code,
+// the app's error output and the signal's action stay as they would have been without rloop.
+
+const { isMainThread } = require('node:worker_threads');
+const native = require('./native');
 
 const finishers = new Set(); // (reason) => void, synchronous
 let uncaught = false;
@@ -14,16 +17,6 @@ function onUncaught() {
   // Only an exception nobody handles ends the process (the 'exit' that follows writes the
   // reports): one the app handles must not label a later, normal exit.
   if (process.listenerCount('uncaughtException') === 0 && !process.hasUncaughtExceptionCaptureCallback()) uncaught = true;
-}
-
-function onSignal(signal) {
-  // The app handles this signal itself: if it then exits, 'exit' writes the reports. rloop's
-  // listener runs first (prepended), so an app's once() listener is still counted here.
-  if (process.listenerCount(signal) > 1) return;
-  finishAll(signal);
-  // Without rloop's listener the signal would have ended the process: let it.
-  uninstall();
-  process.kill(process.pid, signal);
 }
 
 function finishAll(reason) {
@@ -42,13 +35,22 @@ const SIGNALS = ['SIGTERM', 'SIGINT'];
 function install() {
   process.on('exit', onExit);
   process.on('uncaughtExceptionMonitor', onUncaught);
-  for (const s of SIGNALS) process.prependListener(s, onSignal);
+  // Natively, not with process.on(): a JS listener would replace the default action and run
+  // only when the loop turns (a looping app would no longer die on Ctrl-C). Signals the app
+  // listens to are its own: if it then exits, 'exit' writes the reports.
+  if (isMainThread) {
+    try {
+      native.armSignals(SIGNALS.filter((s) => process.listenerCount(s) === 0), finishAll);
+    } catch {
+      // No native signal handling to be had: a signal ends the process without the reports.
+    }
+  }
 }
 
 function uninstall() {
   process.off('exit', onExit);
   process.off('uncaughtExceptionMonitor', onUncaught);
-  for (const s of SIGNALS) process.off(s, onSignal);
+  if (isMainThread) native.disarmSignals();
 }
 
 /** Calls `finish(reason)` synchronously if the process ends before `remove` is called. */

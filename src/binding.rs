@@ -15,6 +15,7 @@ use crate::aggregator::Config;
 use crate::clock::{self, Clock};
 use crate::ledger::{self, Ledger};
 use crate::registry::{self, Shared};
+use crate::signals;
 use crate::uv::{self, Attachment};
 
 /// Options as validated by js/options.js.
@@ -76,6 +77,26 @@ pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
 #[napi(catch_unwind)]
 pub fn stall_stack(thread_id: u32, wake: f64, frames: Value) -> bool {
     registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, frames))
+}
+
+/// Has `finish(signal)` run on this (the main) thread when one of `signals` (SIGINT, SIGTERM)
+/// arrives, with no JS listener; then the signal takes effect as it would have (src/signals.rs).
+#[napi(catch_unwind)]
+pub fn arm_signals(signals: Vec<String>, finish: Callback<String>) -> Result<()> {
+    let wanted: Vec<_> = signals.iter().filter_map(|n| signals::SIGNALS.iter().find(|(_, s)| s == n).map(|(sig, _)| *sig)).collect();
+    let finisher: signals::Finisher = Arc::new(move |name: &'static str, done: Box<dyn FnOnce() + Send>| {
+        finish.call_with_return_value(name.to_owned(), ThreadsafeFunctionCallMode::NonBlocking, move |_, _| {
+            done();
+            Ok(())
+        });
+    });
+    signals::arm(&wanted, finisher).map_err(|e| Error::from_reason(format!("rloop: cannot listen for signals: {e}")))
+}
+
+/// Stops listening for signals: the actions `armSignals` replaced are back.
+#[napi(catch_unwind)]
+pub fn disarm_signals() {
+    signals::disarm();
 }
 
 /// Returns memory glibc's malloc keeps after a burst (a heap snapshot frees as much as the heap

@@ -13,6 +13,8 @@ mod keys;
 mod lag;
 mod ledger;
 mod registry;
+#[cfg(not(test))]
+mod signals;
 
 #[cfg(not(test))]
 mod binding;

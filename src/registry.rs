@@ -98,6 +98,13 @@ impl Shared {
         })
     }
 
+    /// How long this loop has been busy without a break, if it is busy now.
+    fn busy_for_ms(&self) -> Option<f64> {
+        let st = self.state.lock();
+        let ledger = st.ledger.as_ref()?;
+        ledger.running().map(|_| self.clock.now() - ledger.wake())
+    }
+
     /// The watch thread's look at this loop: `Some(wake)` when a stall is first noticed.
     fn watch(&self) -> Option<f64> {
         let mut st = self.state.lock();
@@ -200,6 +207,11 @@ pub fn monitors() -> Vec<Arc<Shared>> {
 
 pub fn find(thread_id: u32) -> Option<Arc<Shared>> {
     MONITORS.lock().iter().find(|s| s.thread_id == thread_id).cloned()
+}
+
+/// Whether the main thread's loop has been busy without a break for `ms` or more.
+pub fn main_blocked_for(ms: f64) -> bool {
+    find(0).and_then(|m| m.busy_for_ms()).is_some_and(|b| b >= ms)
 }
 
 fn has_stall_listener(thread_id: u32) -> bool {

@@ -7,7 +7,7 @@ const assert = require('node:assert');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const rloop = require('..');
 const { busy, primeStackSampler } = require('./helpers');
 const { assertValidReport } = require('./report');
@@ -160,5 +160,29 @@ for (const [mode, reason] of [
     assert.ok(r.meta.durationMs >= 350, `collected for ${r.meta.durationMs} ms`);
     assert.ok(r.elu.thread.busyMs > 100, 'the busy time collected so far is in the report');
     assert.ok(r.profile.analysis.samples > 50, 'and the profile so far');
+  });
+}
+
+// How long the stuck fixture app takes to end after `signal`, sent once it is stuck.
+async function killStuck(signal, withRloop) {
+  const args = [path.join(__dirname, 'fixtures', 'capture-app.js'), 'loop', withRloop ? 'rloop' : 'plain', path.join(tmp, 'loop.json')];
+  const child = spawn(process.execPath, args, { stdio: 'ignore' });
+  await new Promise((resolve) => setTimeout(resolve, 900)); // stuck from 400 ms on
+  const sent = performance.now();
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
+  const [code, how] = await new Promise((resolve) => child.on('exit', (...end) => resolve(end)));
+  clearTimeout(timer);
+  return { code, signal: how, afterMs: performance.now() - sent };
+}
+
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  test(`${signal} ends an app stuck in a loop mid-capture at once, as without rloop`, async () => {
+    const plain = await killStuck(signal, false);
+    const watched = await killStuck(signal, true);
+    assert.deepStrictEqual([watched.code, watched.signal], [plain.code, plain.signal]);
+    assert.strictEqual(watched.signal, signal);
+    // Plain ends in a few ms; a JS listener would wait for the loop forever (SIGKILL at 10 s).
+    assert.ok(watched.afterMs < plain.afterMs + 1000, `ended ${watched.afterMs.toFixed(0)} ms after ${signal} (plain: ${plain.afterMs.toFixed(0)})`);
   });
 }

@@ -1,0 +1,182 @@
+//! Signals keep their meaning. A JS listener for SIGINT/SIGTERM would replace the default action
+//! and run only when the loop turns: an app stuck in a loop would no longer die on Ctrl-C. So
+//! while captures run, rloop listens natively, and only for signals the app does not listen to:
+//! the handler wakes a thread of ours, which has the main thread's JS write the reports (unless
+//! its loop is blocked: then nothing is waited for) and lets the signal do what it would have
+//! done, with the action that was in place before (Node's own, which resets the terminal).
+
+use std::io::Read;
+use std::os::fd::FromRawFd;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+
+/// Asks the main thread to write the reports for this signal; calls `done` once it has.
+pub type Finisher = Arc<dyn Fn(&'static str, Box<dyn FnOnce() + Send>) + Send + Sync>;
+
+pub const SIGNALS: [(c_int, &str); 2] = [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")];
+/// How long JS may take to write the reports before the signal takes effect anyway.
+const FINISH_WITHIN: Duration = Duration::from_millis(1000);
+/// A main loop busy this long is blocked: the signal takes effect at once, as without rloop.
+const BLOCKED_MS: f64 = 50.0;
+/// How often our thread checks that an app listener removed since has not left SIG_DFL behind.
+const REARM_EVERY: Duration = Duration::from_millis(250);
+
+static PIPE_W: AtomicI32 = AtomicI32::new(-1);
+
+struct Armed {
+    finisher: Finisher,
+    /// Per armed signal: the action ours replaced, put back before the signal is raised again.
+    previous: Vec<(c_int, libc::sigaction)>,
+    /// Signals the caller asked for, re-armed when an app listener's removal leaves SIG_DFL.
+    wanted: Vec<c_int>,
+}
+
+// SAFETY: `libc::sigaction` is plain data; it is only read and written under the mutex.
+unsafe impl Send for Armed {}
+
+static ARMED: Mutex<Option<Armed>> = Mutex::new(None);
+
+extern "C" fn on_signal(sig: c_int) {
+    // Async-signal-safe: one write(2) of the signal number to our thread's pipe.
+    let fd = PIPE_W.load(Relaxed);
+    if fd >= 0 {
+        let byte = sig as u8;
+        // SAFETY: writes one byte from a live stack variable.
+        unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
+    }
+}
+
+fn current(sig: c_int) -> libc::sigaction {
+    // SAFETY: reads the action into a zeroed struct.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old);
+        old
+    }
+}
+
+fn install(sig: c_int) -> libc::sigaction {
+    // SAFETY: `on_signal` is async-signal-safe; the old action is returned to be put back.
+    unsafe {
+        let mut new: libc::sigaction = std::mem::zeroed();
+        new.sa_sigaction = on_signal as extern "C" fn(c_int) as usize;
+        new.sa_flags = libc::SA_RESTART | libc::SA_ONSTACK;
+        libc::sigemptyset(&mut new.sa_mask);
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, &new, &mut old);
+        old
+    }
+}
+
+fn ours(action: &libc::sigaction) -> bool {
+    action.sa_sigaction == on_signal as extern "C" fn(c_int) as usize
+}
+
+/// Listens for `signals` (a subset of SIGNALS) natively, with `finisher` writing the reports.
+pub fn arm(signals: &[c_int], finisher: Finisher) -> std::io::Result<()> {
+    start_thread()?;
+    let mut armed = ARMED.lock();
+    disarm_locked(&mut armed);
+    let previous = signals.iter().filter(|&&s| current(s).sa_sigaction != libc::SIG_IGN).map(|&s| (s, install(s))).collect();
+    *armed = Some(Armed { finisher, previous, wanted: signals.to_vec() });
+    Ok(())
+}
+
+/// Puts back every action `arm` replaced that is still ours.
+pub fn disarm() {
+    disarm_locked(&mut ARMED.lock());
+}
+
+fn disarm_locked(armed: &mut Option<Armed>) {
+    for (sig, old) in armed.take().map(|a| a.previous).unwrap_or_default() {
+        if ours(&current(sig)) {
+            // SAFETY: restores an action sigaction gave us.
+            unsafe { libc::sigaction(sig, &old, std::ptr::null_mut()) };
+        }
+    }
+}
+
+fn start_thread() -> std::io::Result<()> {
+    static STARTED: OnceLock<std::io::Result<()>> = OnceLock::new();
+    let started = STARTED.get_or_init(|| {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills two descriptors; the read end is owned by our thread from here on.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        PIPE_W.store(fds[1], Relaxed);
+        let reader = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+        std::thread::Builder::new().name("rloop-signal".into()).spawn(move || signal_loop(reader)).map(|_| ())
+    });
+    started.as_ref().map(|_| ()).map_err(|e| std::io::Error::new(e.kind(), e.to_string()))
+}
+
+fn signal_loop(mut reader: std::fs::File) {
+    let mut byte = [0u8; 1];
+    loop {
+        let mut poll = libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&reader), events: libc::POLLIN, revents: 0 };
+        // SAFETY: polls one descriptor we own.
+        let ready = unsafe { libc::poll(&mut poll, 1, REARM_EVERY.as_millis() as c_int) };
+        if ready <= 0 {
+            rearm();
+            continue;
+        }
+        if reader.read(&mut byte).unwrap_or(0) == 1 {
+            take_effect(byte[0] as c_int);
+        }
+    }
+}
+
+/// An app listener added after `arm` replaced ours (libuv's own); once removed, libuv leaves
+/// SIG_DFL: listen again, so a later signal still writes the reports.
+fn rearm() {
+    let mut armed = ARMED.lock();
+    let Some(a) = armed.as_mut() else { return };
+    for &sig in &a.wanted {
+        if current(sig).sa_sigaction == libc::SIG_DFL {
+            let old = install(sig);
+            a.previous.retain(|(s, _)| *s != sig);
+            a.previous.push((sig, old));
+        }
+    }
+}
+
+fn take_effect(sig: c_int) {
+    let name = SIGNALS.iter().find(|(s, _)| *s == sig).map_or("signal", |(_, n)| *n);
+    // Not under the lock while JS runs: writing the last report disarms (and takes it).
+    let Some((finisher, previous)) = ARMED.lock().as_ref().map(|a| (a.finisher.clone(), a.previous.iter().find(|(s, _)| *s == sig).map(|(_, old)| *old))) else {
+        return;
+    };
+    if !crate::registry::main_blocked_for(BLOCKED_MS) {
+        let finished = Arc::new((Mutex::new(false), Condvar::new()));
+        let f = finished.clone();
+        finisher(
+            name,
+            Box::new(move || {
+                *f.0.lock() = true;
+                f.1.notify_all();
+            }),
+        );
+        let mut done = finished.0.lock();
+        if !*done {
+            finished.1.wait_for(&mut done, FINISH_WITHIN);
+        }
+    }
+    // SAFETY: puts back the action ours replaced (or the default) and raises the signal again:
+    // the process ends, or not, exactly as it would have without rloop.
+    unsafe {
+        match previous {
+            Some(old) => {
+                libc::sigaction(sig, &old, std::ptr::null_mut());
+            }
+            None => {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+        libc::kill(libc::getpid(), sig);
+    }
+}
