@@ -1,4 +1,6 @@
 // Public API of rloop. Kept by hand beside js/index.js; binding.d.ts (generated) types the addon.
+// Bad arguments: a TypeError or RangeError naming the option. Functions returning a promise
+// reject with it and never throw; the others throw. An option given as undefined takes its default.
 
 import { EventEmitter } from 'node:events';
 
@@ -107,8 +109,11 @@ export interface ThreadWindows {
 }
 
 export interface Monitor extends EventEmitter {
+  /** Rejects, never throws, on bad options or a stopped monitor. */
   capture(options?: CaptureOptions): Promise<Report>;
+  /** A capture every `everyMs` ms; durationMs defaults to 10 000 or everyMs if shorter. Throws on bad options. */
   watch(options: CaptureOptions & { everyMs: number }): { stop(): void };
+  /** Rejects, never throws. */
   captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
   on(event: 'lag', listener: (event: LagEvent) => void): this;
   on(event: 'slowIO', listener: (event: SlowIoEvent) => void): this;
@@ -261,6 +266,7 @@ export interface Comparison {
 
 export function current(): { scope: string | null; key: string | null };
 export function heapStats(): HeapStats;
+/** Rejects, never throws. */
 export function captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
 export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null][] }): Analysis;
 export function compare(base: Report, head: Report): Comparison;

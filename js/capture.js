@@ -12,11 +12,12 @@ const { analyzeWithFlame } = require('./analyze');
 const { guard } = require('./exit-guard');
 const { buildReport } = require('./report/build');
 const { renderJson } = require('./report/json');
-const { describe, integerIn, boolean, plainObject, knownOnly } = require('./options');
+const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('./options');
 const { version } = require('../package.json');
 
 const MAX_EVENTS = 1000; // lag and slow-I/O events kept per capture; more are counted
 const HEAP_EVERY_MS = 1000;
+const MAX_MS = 7 * 24 * 3600 * 1000; // a week: the longest capture or watch interval
 const DEFAULTS = Object.freeze({
   durationMs: 10000,
   profile: false,
@@ -36,15 +37,29 @@ function pathOption(name, value) {
   return value;
 }
 
-/** Capture options, defaults filled in; `durationMs: Infinity` runs until stop() or exit. */
-function captureOptions(options) {
-  const given = knownOnly('capture()', plainObject('capture() options', options), Object.keys(DEFAULTS));
-  const o = { ...DEFAULTS, ...given };
-  if (o.durationMs !== Infinity) integerIn('durationMs', o.durationMs, [1, 7 * 24 * 3600 * 1000]);
+/**
+ * Capture options, defaults filled in (`defaults` over DEFAULTS: watch()'s); `durationMs:
+ * Infinity` runs until stop() or exit.
+ */
+function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
+  const given = knownOnly(what, plainObject(`${what} options`, options), Object.keys(DEFAULTS));
+  const o = withDefaults(defaults, given);
+  if (o.durationMs !== Infinity) integerIn('durationMs', o.durationMs, [1, MAX_MS]);
   if (o.profile !== false) o.profile = profiler.profileOptions(o.profile === true ? {} : o.profile);
   boolean('heapStats', o.heapStats);
   for (const name of PATHS) o[name] = pathOption(name, o[name]);
   return o;
+}
+
+/** watch() options: `everyMs`, and the options of each capture (10 s long, or everyMs if shorter). */
+function watchOptions(options) {
+  const { everyMs, ...rest } = plainObject('watch() options', options);
+  integerIn('everyMs', everyMs, [1, MAX_MS]);
+  const capture = captureOptions(rest, 'watch()', { ...DEFAULTS, durationMs: Math.min(DEFAULTS.durationMs, everyMs) });
+  if (capture.durationMs > everyMs) {
+    throw new RangeError(`rloop: option 'durationMs' (${capture.durationMs}) must not exceed 'everyMs' (${everyMs})`);
+  }
+  return { everyMs, capture };
 }
 
 /** `{pid}`, `{time}` (ISO, file-safe) and `{n}` (capture number) in output paths. */
@@ -199,4 +214,4 @@ class Capture {
   }
 }
 
-module.exports = { Capture, captureOptions };
+module.exports = { Capture, captureOptions, watchOptions };
