@@ -203,7 +203,7 @@ export interface CaptureOptions {
   durationMs?: number;
   profile?: boolean | { intervalUs?: number };
   heapStats?: boolean;
-  /** Paths, or false; {pid}, {time} and {n} are filled in. */
+  /** Paths, or false; {pid}, {time} and {n} are filled in. The folder must exist and be writable (RangeError). */
   heapSnapshot?: string | false;
   json?: string | false;
   html?: string | false;

@@ -5,6 +5,7 @@
 // `partial: true` (js/exit-guard.js); nothing collected is lost.
 
 const fs = require('node:fs');
+const nodePath = require('node:path');
 const { threadId } = require('node:worker_threads');
 const heap = require('./heap');
 const profiler = require('./profile');
@@ -29,12 +30,39 @@ const DEFAULTS = Object.freeze({
 });
 const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile'];
 
+const PLACEHOLDERS = ['{pid}', '{time}', '{n}'];
+
+/**
+ * An output path, or false. Checked now rather than when the capture ends, which may be at
+ * exit: a report that cannot be written would be lost after all the collecting. Its folder must
+ * exist and be writable, unless {time} or {n} name it (it differs per capture).
+ */
 function pathOption(name, value) {
   if (value === false) return false;
   if (typeof value !== 'string' || value.length === 0) {
     throw new TypeError(`rloop: option '${name}' must be a file path or false, got ${describe(value)}`);
   }
+  const unknown = value.match(/\{[A-Za-z_]\w*\}/g)?.find((p) => !PLACEHOLDERS.includes(p));
+  if (unknown !== undefined) {
+    throw new RangeError(`rloop: option '${name}' holds ${unknown}: only ${PLACEHOLDERS.join(', ')} are filled in`);
+  }
+  const file = value.replaceAll('{pid}', String(process.pid));
+  const dir = nodePath.dirname(file);
+  if (dir.includes('{time}') || dir.includes('{n}')) return value;
+  const problem = unwritable(dir, file);
+  if (problem !== null) throw new RangeError(`rloop: option '${name}': ${problem}`);
   return value;
+}
+
+/** Why `file` in folder `dir` cannot be written, or null. */
+function unwritable(dir, file) {
+  try {
+    if (!fs.statSync(dir).isDirectory()) return `${dir} is not a folder`;
+    fs.accessSync(dir, fs.constants.W_OK);
+  } catch (e) {
+    return e.code === 'ENOENT' ? `folder ${dir} does not exist` : `folder ${dir} cannot be written to (${e.code})`;
+  }
+  return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() ? `${file} is a folder` : null;
 }
 
 /**

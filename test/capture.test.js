@@ -123,6 +123,10 @@ test('bad capture options reject (capture() returns a promise) and name the opti
       [{ durationMs: '5s' }, named(TypeError, 'durationMs')],
       [{ durationMs: null }, named(TypeError, 'durationMs')],
       [{ json: 42 }, named(TypeError, 'json')],
+      // Output paths are checked up front, not when the capture ends and its report would be lost.
+      [{ json: path.join(tmp, 'missing-{pid}', 'r.json') }, (e) => named(RangeError, 'json')(e) && /missing-\d+ does not exist/.test(e.message)],
+      [{ html: path.join(tmp, 'r-{date}.html') }, (e) => named(RangeError, 'html')(e) && /holds \{date\}/.test(e.message)],
+      [{ cpuprofile: tmp, profile: true }, (e) => named(RangeError, 'cpuprofile')(e) && /is a folder/.test(e.message)],
       [{ profile: { interval: 5 } }, /unknown profile option 'interval'/],
       [{ everyMs: 5 }, /unknown capture\(\) option 'everyMs'/],
       [[], /capture\(\) options must be an object, got an array/],
