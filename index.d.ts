@@ -168,7 +168,10 @@ export interface LagEvent {
   /** What held the loop most; null: unattributed. */
   scope: string | null;
   key: string | null;
-  /** The blocking code's stack, innermost first; null on workers or when none could be taken. */
+  /**
+   * The blocking code's stack, innermost first; null on workers or when none could be taken.
+   * As V8 gave it in the event; a report redacts its URLs (see SlowIoEvent.target).
+   */
   stack: Frame[] | null;
   /** When the watch thread noticed it; null when too short to be seen while running. */
   noticedAfterMs: number | null;
@@ -177,9 +180,10 @@ export interface LagEvent {
 export interface SlowIoEvent {
   type: 'http' | 'https' | 'fetch' | 'dns' | 'tcp' | 'http-in';
   method: string;
-  /** Host, port and path; no credentials, query string or fragment. */
+  /** Host, port and path; no credentials, query string, fragment or path parameters. */
   target: string;
   status?: number;
+  /** The error's code, or its message with each URL in it redacted as targets are. */
   error?: string;
   durationMs: number;
   at: number;

@@ -18,6 +18,7 @@
 // its leaf's kind: native time under readFileSync is sync-io.
 
 const { JSON_MARKER_URL } = require('./profile');
+const { redactLink } = require('./redact');
 const { flameTree } = require('./flame');
 
 const CATEGORIES = ['user', 'node', 'native', 'json', 'regex', 'crypto', 'sync-io', 'gc', 'program', 'idle'];
@@ -68,7 +69,7 @@ function kindOf({ functionName, url, scriptId }) {
 function frameOf({ functionName, url, lineNumber, columnNumber }) {
   return {
     functionName: functionName || '(anonymous)',
-    url,
+    url: redactLink(url), // a script loaded as 'x.mjs?token=…'
     line: lineNumber >= 0 ? lineNumber + 1 : null,
     column: columnNumber >= 0 ? columnNumber + 1 : null,
   };
