@@ -19,6 +19,7 @@
 
 const { JSON_MARKER_URL } = require('./profile');
 const { redactLink } = require('./redact');
+const { plainObject, knownOnly } = require('./options');
 const { flameTree } = require('./flame');
 
 const CATEGORIES = ['user', 'node', 'native', 'json', 'regex', 'crypto', 'sync-io', 'gc', 'program', 'idle'];
@@ -448,7 +449,8 @@ function analyzeWithFlame(profile, options) {
 }
 
 /** The analysis, and what was measured on the way: self time and category per node. */
-function study(profile, { scopeTimeline } = {}) {
+function study(profile, options) {
+  const { scopeTimeline } = knownOnly('analyze()', plainObject('analyze() options', options), ['scopeTimeline']);
   checkProfile(profile);
   if (scopeTimeline !== undefined) checkTimeline(scopeTimeline);
   const { nodes } = profile;
