@@ -1,4 +1,6 @@
 // Public API of rloop. Kept by hand beside js/index.js; binding.d.ts (generated) types the addon.
+// Bad arguments: a TypeError or RangeError naming the option. Functions returning a promise
+// reject with it and never throw; the others throw. An option given as undefined takes its default.
 
 import { EventEmitter } from 'node:events';
 
@@ -107,8 +109,11 @@ export interface ThreadWindows {
 }
 
 export interface Monitor extends EventEmitter {
+  /** Rejects, never throws, on bad options or a stopped monitor. */
   capture(options?: CaptureOptions): Promise<Report>;
+  /** A capture every `everyMs` ms; durationMs defaults to 10 000 or everyMs if shorter. Throws on bad options. */
   watch(options: CaptureOptions & { everyMs: number }): { stop(): void };
+  /** Rejects, never throws. */
   captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
   on(event: 'lag', listener: (event: LagEvent) => void): this;
   on(event: 'slowIO', listener: (event: SlowIoEvent) => void): this;
@@ -163,7 +168,10 @@ export interface LagEvent {
   /** What held the loop most; null: unattributed. */
   scope: string | null;
   key: string | null;
-  /** The blocking code's stack, innermost first; null on workers or when none could be taken. */
+  /**
+   * The blocking code's stack, innermost first; null on workers or when none could be taken.
+   * As V8 gave it in the event; a report redacts its URLs (see SlowIoEvent.target).
+   */
   stack: Frame[] | null;
   /** When the watch thread noticed it; null when too short to be seen while running. */
   noticedAfterMs: number | null;
@@ -172,9 +180,10 @@ export interface LagEvent {
 export interface SlowIoEvent {
   type: 'http' | 'https' | 'fetch' | 'dns' | 'tcp' | 'http-in';
   method: string;
-  /** Host, port and path; no credentials, query string or fragment. */
+  /** Host, port and path; no credentials, query string, fragment or path parameters. */
   target: string;
   status?: number;
+  /** The error's code, or its message with each URL in it redacted as targets are. */
   error?: string;
   durationMs: number;
   at: number;
@@ -198,7 +207,7 @@ export interface CaptureOptions {
   durationMs?: number;
   profile?: boolean | { intervalUs?: number };
   heapStats?: boolean;
-  /** Paths, or false; {pid}, {time} and {n} are filled in. */
+  /** Paths, or false; {pid}, {time} and {n} are filled in. The folder must exist and be writable (RangeError). */
   heapSnapshot?: string | false;
   json?: string | false;
   html?: string | false;
@@ -261,6 +270,7 @@ export interface Comparison {
 
 export function current(): { scope: string | null; key: string | null };
 export function heapStats(): HeapStats;
+/** Rejects, never throws. */
 export function captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
 export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null][] }): Analysis;
 export function compare(base: Report, head: Report): Comparison;

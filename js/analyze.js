@@ -18,6 +18,8 @@
 // its leaf's kind: native time under readFileSync is sync-io.
 
 const { JSON_MARKER_URL } = require('./profile');
+const { redactLink } = require('./redact');
+const { plainObject, knownOnly } = require('./options');
 const { flameTree } = require('./flame');
 
 const CATEGORIES = ['user', 'node', 'native', 'json', 'regex', 'crypto', 'sync-io', 'gc', 'program', 'idle'];
@@ -68,7 +70,7 @@ function kindOf({ functionName, url, scriptId }) {
 function frameOf({ functionName, url, lineNumber, columnNumber }) {
   return {
     functionName: functionName || '(anonymous)',
-    url,
+    url: redactLink(url), // a script loaded as 'x.mjs?token=…'
     line: lineNumber >= 0 ? lineNumber + 1 : null,
     column: columnNumber >= 0 ? columnNumber + 1 : null,
   };
@@ -447,7 +449,8 @@ function analyzeWithFlame(profile, options) {
 }
 
 /** The analysis, and what was measured on the way: self time and category per node. */
-function study(profile, { scopeTimeline } = {}) {
+function study(profile, options) {
+  const { scopeTimeline } = knownOnly('analyze()', plainObject('analyze() options', options), ['scopeTimeline']);
   checkProfile(profile);
   if (scopeTimeline !== undefined) checkTimeline(scopeTimeline);
   const { nodes } = profile;

@@ -5,6 +5,7 @@
 // `partial: true` (js/exit-guard.js); nothing collected is lost.
 
 const fs = require('node:fs');
+const nodePath = require('node:path');
 const { threadId } = require('node:worker_threads');
 const heap = require('./heap');
 const profiler = require('./profile');
@@ -12,11 +13,12 @@ const { analyzeWithFlame } = require('./analyze');
 const { guard } = require('./exit-guard');
 const { buildReport } = require('./report/build');
 const { renderJson } = require('./report/json');
-const { describe, integerIn, boolean, plainObject, knownOnly } = require('./options');
+const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('./options');
 const { version } = require('../package.json');
 
 const MAX_EVENTS = 1000; // lag and slow-I/O events kept per capture; more are counted
 const HEAP_EVERY_MS = 1000;
+const MAX_MS = 7 * 24 * 3600 * 1000; // a week: the longest capture or watch interval
 const DEFAULTS = Object.freeze({
   durationMs: 10000,
   profile: false,
@@ -28,23 +30,64 @@ const DEFAULTS = Object.freeze({
 });
 const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile'];
 
+const PLACEHOLDERS = ['{pid}', '{time}', '{n}'];
+
+/**
+ * An output path, or false. Checked now rather than when the capture ends, which may be at
+ * exit: a report that cannot be written would be lost after all the collecting. Its folder must
+ * exist and be writable, unless {time} or {n} name it (it differs per capture).
+ */
 function pathOption(name, value) {
   if (value === false) return false;
   if (typeof value !== 'string' || value.length === 0) {
     throw new TypeError(`rloop: option '${name}' must be a file path or false, got ${describe(value)}`);
   }
+  const unknown = value.match(/\{[A-Za-z_]\w*\}/g)?.find((p) => !PLACEHOLDERS.includes(p));
+  if (unknown !== undefined) {
+    throw new RangeError(`rloop: option '${name}' holds ${unknown}: only ${PLACEHOLDERS.join(', ')} are filled in`);
+  }
+  const file = value.replaceAll('{pid}', String(process.pid));
+  const dir = nodePath.dirname(file);
+  if (dir.includes('{time}') || dir.includes('{n}')) return value;
+  const problem = unwritable(dir, file);
+  if (problem !== null) throw new RangeError(`rloop: option '${name}': ${problem}`);
   return value;
 }
 
-/** Capture options, defaults filled in; `durationMs: Infinity` runs until stop() or exit. */
-function captureOptions(options) {
-  const given = knownOnly('capture()', plainObject('capture() options', options), Object.keys(DEFAULTS));
-  const o = { ...DEFAULTS, ...given };
-  if (o.durationMs !== Infinity) integerIn('durationMs', o.durationMs, [1, 7 * 24 * 3600 * 1000]);
+/** Why `file` in folder `dir` cannot be written, or null. */
+function unwritable(dir, file) {
+  try {
+    if (!fs.statSync(dir).isDirectory()) return `${dir} is not a folder`;
+    fs.accessSync(dir, fs.constants.W_OK);
+  } catch (e) {
+    return e.code === 'ENOENT' ? `folder ${dir} does not exist` : `folder ${dir} cannot be written to (${e.code})`;
+  }
+  return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() ? `${file} is a folder` : null;
+}
+
+/**
+ * Capture options, defaults filled in (`defaults` over DEFAULTS: watch()'s); `durationMs:
+ * Infinity` runs until stop() or exit.
+ */
+function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
+  const given = knownOnly(what, plainObject(`${what} options`, options), Object.keys(DEFAULTS));
+  const o = withDefaults(defaults, given);
+  if (o.durationMs !== Infinity) integerIn('durationMs', o.durationMs, [1, MAX_MS]);
   if (o.profile !== false) o.profile = profiler.profileOptions(o.profile === true ? {} : o.profile);
   boolean('heapStats', o.heapStats);
   for (const name of PATHS) o[name] = pathOption(name, o[name]);
   return o;
+}
+
+/** watch() options: `everyMs`, and the options of each capture (10 s long, or everyMs if shorter). */
+function watchOptions(options) {
+  const { everyMs, ...rest } = plainObject('watch() options', options);
+  integerIn('everyMs', everyMs, [1, MAX_MS]);
+  const capture = captureOptions(rest, 'watch()', { ...DEFAULTS, durationMs: Math.min(DEFAULTS.durationMs, everyMs) });
+  if (capture.durationMs > everyMs) {
+    throw new RangeError(`rloop: option 'durationMs' (${capture.durationMs}) must not exceed 'everyMs' (${everyMs})`);
+  }
+  return { everyMs, capture };
 }
 
 /** `{pid}`, `{time}` (ISO, file-safe) and `{n}` (capture number) in output paths. */
@@ -209,4 +252,4 @@ class Capture {
   }
 }
 
-module.exports = { Capture, captureOptions };
+module.exports = { Capture, captureOptions, watchOptions };

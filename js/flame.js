@@ -5,6 +5,8 @@
 // still counted in their parent's value; at most MAX_NODES nodes are kept, the heaviest.
 // `truncated` counts the merged nodes left out, so a reader knows the tree was pruned.
 
+const { redactLink } = require('./redact');
+
 const MIN_SHARE = 0.001;
 const MAX_NODES = 2000;
 const MAX_DEPTH = 128;
@@ -62,7 +64,7 @@ function flameTree({ nodes, parent, order, self, fnOf, category, names, idle }) 
     const { functionName, url, lineNumber, columnNumber } = nodes[first[m]].callFrame;
     const node = {
       name: m === 0 ? '(all)' : functionName || '(anonymous)',
-      url: m === 0 ? '' : url,
+      url: m === 0 ? '' : redactLink(url), // a script loaded as 'x.mjs?token=…'
       line: m > 0 && lineNumber >= 0 ? lineNumber + 1 : null,
       column: m > 0 && columnNumber >= 0 ? columnNumber + 1 : null,
       category: names[cat[m]],

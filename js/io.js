@@ -15,7 +15,7 @@ const { syncBuiltinESMExports } = require('node:module');
 const { performance } = require('node:perf_hooks');
 const { pathToFileURL } = require('node:url');
 const { describe } = require('./options');
-const { redactUrl, requestPath, target } = require('./redact');
+const { redactUrl, redactLink, redactText, requestPath, target } = require('./redact');
 
 const DEFAULT_THRESHOLD_MS = 500;
 const MAX_THRESHOLD_MS = 3600000;
@@ -308,7 +308,7 @@ function captureStack(rec, top, depth) {
 function slowEvent(rec, method, where, status, error, ms) {
   const event = { type: rec.type, method, target: where };
   if (status !== undefined) event.status = status;
-  if (error !== undefined) event.error = error;
+  if (error !== undefined) event.error = redactText(error); // a message may hold a URL, credentials and all
   event.durationMs = round(ms);
   event.at = Math.round(performance.timeOrigin + rec.t0);
   event.stack = frames(rec.stack);
@@ -326,7 +326,7 @@ function frames(stack) {
     const m = FRAME.exec(text);
     if (m === null) continue; // the message line, and frames without a position
     const [, functionName = '(anonymous)', file, line, column] = m;
-    const url = file.startsWith('/') ? pathToFileURL(file).href : file;
+    const url = file.startsWith('/') ? pathToFileURL(file).href : redactLink(file); // an ES module's may have a query
     const frame = { functionName, url, line: Number(line), column: Number(column) };
     (file.startsWith('node:') || file.startsWith(RLOOP_DIR) ? internal : user).push(frame);
   }

@@ -9,9 +9,8 @@ const native = require('./native');
 const hooks = require('./hooks');
 const { offsetFrom } = require('./clock');
 const io = require('./io');
-const { Capture, captureOptions } = require('./capture');
+const { Capture, captureOptions, watchOptions } = require('./capture');
 const heap = require('./heap');
-const { integerIn } = require('./options');
 const { startSampler } = require('./stacks');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
@@ -85,7 +84,11 @@ class Monitor extends EventEmitter {
    * `durationMs: Infinity` runs until stop() or the process ends.
    */
   capture(options) {
-    return this.#capture(captureOptions(options));
+    try {
+      return this.#capture(captureOptions(options));
+    } catch (e) {
+      return Promise.reject(e); // a function returning a promise rejects, never throws
+    }
   }
 
   #capture(o) {
@@ -101,10 +104,7 @@ class Monitor extends EventEmitter {
 
   /** Runs a capture every `everyMs` (each `durationMs` long) until the returned handle's stop(). */
   watch(options) {
-    const { everyMs, ...rest } = options ?? {};
-    integerIn('everyMs', everyMs, [1, 7 * 24 * 3600 * 1000]);
-    const o = captureOptions({ durationMs: Math.min(10000, everyMs), ...rest });
-    if (o.durationMs > everyMs) throw new RangeError(`rloop: option 'durationMs' (${o.durationMs}) must not exceed 'everyMs' (${everyMs})`);
+    const { everyMs, capture: o } = watchOptions(options);
     let timer;
     let watching = true;
     const next = () => {

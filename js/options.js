@@ -1,5 +1,6 @@
 'use strict';
 // Validation of public options: a bad value throws a TypeError or RangeError naming the option.
+// An option given as undefined is an option not given: it takes its default, everywhere.
 
 const START_DEFAULTS = Object.freeze({
   windowMs: 1000, // one rolling window
@@ -42,10 +43,21 @@ function boolean(name, value) {
   return value;
 }
 
+/** What `value` is, for a message: 'undefined', 'an array', 'the number 5', 'the string "5s"'. */
 function describe(value) {
-  if (value === null) return 'null';
+  if (value === null || value === undefined) return String(value);
   if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
-  return typeof value === 'object' || typeof value === 'function' ? typeof value : `${typeof value} ${String(value)}`;
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'function') return 'a function';
+  return `the ${typeof value} ${String(value)}`;
+}
+
+/** `defaults` with what `given` sets over them; an option given as undefined keeps its default. */
+function withDefaults(defaults, given) {
+  const out = { ...defaults };
+  for (const [name, value] of Object.entries(given)) if (value !== undefined) out[name] = value;
+  return out;
 }
 
 function plainObject(name, value) {
@@ -97,4 +109,6 @@ function scopeKey(options) {
   return s.length > MAX_NAME ? s.slice(0, MAX_NAME) : s;
 }
 
-module.exports = { START_DEFAULTS, startOptions, scopeName, scopeKey, describe, integerIn, boolean, plainObject, knownOnly };
+module.exports = {
+  START_DEFAULTS, startOptions, scopeName, scopeKey, describe, withDefaults, integerIn, boolean, plainObject, knownOnly,
+};

@@ -31,10 +31,16 @@ function routes(RED, plugin) {
   });
 
   app.post('/rloop/capture', write, (req, res) => {
-    const { durationMs = 5000, format = 'html' } = req.body ?? {};
+    const body = req.body ?? {};
+    // An array destructures as if empty: it would run a capture with the defaults.
+    if (typeof body !== 'object' || Array.isArray(body)) {
+      return res.status(400).json({ error: 'body must be a JSON object { "durationMs"?, "format"? }' });
+    }
+    const { durationMs = 5000, format = 'html' } = body;
     if (!Number.isInteger(durationMs) || durationMs < 100 || durationMs > MAX_CAPTURE_MS) {
       return res.status(400).json({ error: `durationMs must be an integer from 100 to ${MAX_CAPTURE_MS}` });
     }
+    if (format !== 'html' && format !== 'json') return res.status(400).json({ error: 'format must be "html" or "json"' });
     if (!plugin.enabled) return res.status(409).json({ error: 'rloop is off' });
     plugin.capture(durationMs).then(
       (report) => {

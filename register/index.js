@@ -2,7 +2,9 @@
 // Zero-code use: `node -r rloop/register app.js` (or NODE_OPTIONS="-r rloop/register").
 // Starts a monitor and one capture from RLOOP_* environment variables and writes the report
 // when the capture ends — after RLOOP_DURATION ms, or when the app exits, however it exits.
-// A bad variable is reported on stderr and rloop stays off: the app runs as without it.
+// Every variable is checked before anything starts: with a bad one, rloop says so on stderr
+// and stays off, and the app runs as without it. An unknown RLOOP_* variable may be the app's
+// own: it gets one line of warning, and rloop runs.
 
 const { isMainThread } = require('node:worker_threads');
 
@@ -24,10 +26,12 @@ function integer(name, text) {
   return Number(text);
 }
 
-/** start() and capture() options from `env`; throws on a bad value, naming the variable. */
+/**
+ * start() and capture() options from `env`, and the RLOOP_* variables rloop does not know;
+ * throws on a value that is not even of the right form, naming the variable.
+ */
 function fromEnv(env) {
-  const unknown = Object.keys(env).find((k) => k.startsWith('RLOOP_') && !(k in ENV));
-  if (unknown) throw new Error(`unknown variable ${unknown} (known: ${Object.keys(ENV).join(', ')})`);
+  const unknown = Object.keys(env).filter((k) => k.startsWith('RLOOP_') && !(k in ENV));
   const get = (name) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
   const start = {};
   const capture = { json: get('RLOOP_JSON') ?? 'rloop-{pid}.json' };
@@ -49,19 +53,48 @@ function fromEnv(env) {
   const io = get('RLOOP_IO_THRESHOLD');
   if (io === 'off') start.io = false;
   else if (io !== undefined) start.ioThreshold = integer('RLOOP_IO_THRESHOLD', io);
-  return { start, capture };
+  return { start, capture, unknown };
+}
+
+// The variable an option comes from, to name it in messages.
+const VARIABLE_OF = {
+  durationMs: 'RLOOP_DURATION', json: 'RLOOP_JSON', html: 'RLOOP_HTML', intervalUs: 'RLOOP_PROFILE_INTERVAL_US',
+  cpuprofile: 'RLOOP_CPUPROFILE', heapSnapshot: 'RLOOP_HEAP_SNAPSHOT', windowMs: 'RLOOP_WINDOW_MS',
+  lagThreshold: 'RLOOP_LAG_THRESHOLD', ioThreshold: 'RLOOP_IO_THRESHOLD',
+};
+
+/** An error as one line of ours: the variable named, rloop's own prefix left out. */
+function reason(e, env) {
+  const text = String(e?.message ?? e).replace(/^rloop: /, '').replace(/\s+/g, ' ');
+  const variable = VARIABLE_OF[/option '(\w+)'/.exec(text)?.[1]];
+  return variable === undefined ? text : `${variable}=${JSON.stringify(env[variable] ?? '')}: ${text}`;
 }
 
 function register(env) {
-  let options;
+  const say = (line) => process.stderr.write(`rloop: ${line}\n`);
+  let mon;
+  let capture;
   try {
-    options = fromEnv(env);
-    const rloop = require('../js/index');
-    const mon = rloop.start(options.start);
-    mon.capture(options.capture).catch((e) => process.stderr.write(`rloop: capture failed: ${e.message}\n`));
+    const { startOptions } = require('../js/options');
+    const { captureOptions } = require('../js/capture');
+    const given = fromEnv(env);
+    if (given.unknown.length > 0) say(`ignoring ${given.unknown.join(', ')}, not rloop's (known: ${Object.keys(ENV).join(', ')})`);
+    // Validated in full before anything starts: a capture option failing after start() would
+    // leave the monitor, its hooks and threads running with no capture.
+    const start = startOptions(given.start);
+    capture = captureOptions(given.capture);
+    mon = require('../js/index').start(start);
   } catch (e) {
-    process.stderr.write(`rloop: not started: ${e.message}\n`);
+    return say(`not started: ${reason(e, env)}`);
   }
+  // One capture is all zero-code use runs: when it ends, written or not, rloop is off again.
+  mon.capture(capture).then(
+    () => mon.stop(),
+    (e) => {
+      mon.stop();
+      say(`capture failed, rloop stopped: ${reason(e, env)}`);
+    },
+  );
 }
 
 if (isMainThread) register(process.env);

@@ -299,6 +299,9 @@ test('each sample takes the scope in force at its time; idle samples belong to n
   assert.throws(() => analyze(p, { scopeTimeline: [[2, 'a'], [1, 'b']] }), /sorted/);
   assert.throws(() => analyze(p, { scopeTimeline: [[1, 7]] }), TypeError);
   assert.throws(() => analyze({ nodes: [] }), /needs a V8 CPU profile/);
+  assert.throws(() => analyze(p, null), (e) => e instanceof TypeError && e.message === 'rloop: analyze() options must be an object, got null');
+  assert.throws(() => analyze(p, { timeline: [] }), /unknown analyze\(\) option 'timeline'/);
+  assert.deepEqual(analyze(p, { scopeTimeline: undefined }), analyze(p), 'undefined is the default: no timeline');
 });
 
 function addUp(ms) {

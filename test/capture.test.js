@@ -115,16 +115,62 @@ test('watch() repeats captures until stopped', async () => {
   for (const f of files) assertValidReport(JSON.parse(fs.readFileSync(path.join(tmp, f), 'utf8')));
 });
 
-test('bad capture options throw errors that name the option', () => {
+test('bad capture options reject (capture() returns a promise) and name the option; watch() throws', async () => {
   const mon = rloop.start();
   try {
-    assert.throws(() => mon.capture({ durationMs: 0 }), /RangeError|'durationMs'/);
-    assert.throws(() => mon.capture({ durationMs: '5s' }), (e) => e instanceof TypeError && /'durationMs'/.test(e.message));
-    assert.throws(() => mon.capture({ json: 42 }), (e) => e instanceof TypeError && /'json'/.test(e.message));
-    assert.throws(() => mon.capture({ profile: { interval: 5 } }), /unknown profile option 'interval'/);
-    assert.throws(() => mon.capture({ everyMs: 5 }), /unknown capture\(\) option 'everyMs'/);
+    const named = (type, option) => (e) => e instanceof type && e.message.includes(`'${option}'`) && !/undefined undefined/.test(e.message);
+    for (const [options, check] of [
+      [{ durationMs: 0 }, named(RangeError, 'durationMs')],
+      [{ durationMs: '5s' }, named(TypeError, 'durationMs')],
+      [{ durationMs: null }, named(TypeError, 'durationMs')],
+      [{ json: 42 }, named(TypeError, 'json')],
+      // Output paths are checked up front, not when the capture ends and its report would be lost.
+      [{ json: path.join(tmp, 'missing-{pid}', 'r.json') }, (e) => named(RangeError, 'json')(e) && /missing-\d+ does not exist/.test(e.message)],
+      [{ html: path.join(tmp, 'r-{date}.html') }, (e) => named(RangeError, 'html')(e) && /holds \{date\}/.test(e.message)],
+      [{ cpuprofile: tmp, profile: true }, (e) => named(RangeError, 'cpuprofile')(e) && /is a folder/.test(e.message)],
+      [{ profile: { interval: 5 } }, /unknown profile option 'interval'/],
+      [{ everyMs: 5 }, /unknown capture\(\) option 'everyMs'/],
+      [[], /capture\(\) options must be an object, got an array/],
+    ]) {
+      let pending;
+      assert.doesNotThrow(() => { pending = mon.capture(options); }, JSON.stringify(options));
+      await assert.rejects(pending, check, JSON.stringify(options));
+    }
     assert.throws(() => mon.watch({ everyMs: 100, durationMs: 200 }), RangeError);
-    assert.throws(() => mon.watch({}), /'everyMs'/);
+    assert.throws(() => mon.watch({}), (e) => e instanceof TypeError && e.message === "rloop: option 'everyMs' must be an integer, got undefined");
+    assert.throws(() => mon.watch({ everyMs: 100, profile: 2 }), /unknown profile option|profile options must be an object, got the number 2/);
+    assert.throws(() => mon.watch({ everyMs: 100, jsn: 'x' }), /unknown watch\(\) option 'jsn'/);
+  } finally {
+    mon.stop();
+  }
+  await assert.rejects(mon.capture({ durationMs: 10 }), /monitor is stopped/, 'a stopped monitor rejects too');
+});
+
+test('an option given as undefined takes its default, in every options parser', async () => {
+  const mon = rloop.start({ windowMs: undefined, lag: undefined, lagThreshold: undefined, io: undefined, ioThreshold: undefined });
+  try {
+    assert.strictEqual(mon.windowMs, 1000);
+    const report = await mon.capture({ durationMs: 30, profile: undefined, heapStats: undefined, json: undefined, html: undefined });
+    assertValidReport(report);
+    assert.strictEqual(report.profile, null, 'profile: undefined is the default, false');
+    assert.ok(report.heap !== null, 'heapStats: undefined is the default, true');
+    assert.strictEqual(report.meta.options.json, false);
+    const profiled = await mon.capture({ durationMs: 30, profile: { intervalUs: undefined } });
+    assert.strictEqual(profiled.profile.intervalUs, 100);
+    // watch(): durationMs undefined is watch's default, min(10 s, everyMs), not an error.
+    const json = path.join(tmp, 'undefined-watch-{n}.json');
+    const w = mon.watch({ everyMs: 200, durationMs: undefined, heapStats: undefined, json });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    w.stop();
+    const written = fs.readdirSync(tmp).filter((f) => f.startsWith('undefined-watch-'));
+    assert.ok(written.length >= 1, 'a watched capture ended and was written');
+    const first = JSON.parse(fs.readFileSync(path.join(tmp, written[0]), 'utf8'));
+    assert.ok(Math.abs(first.meta.durationMs - 200) < 100, `${first.meta.durationMs} ms`);
+    const t = require('../js/heap').timeline({ everyMs: undefined, max: undefined, onSample: undefined });
+    t.stop();
+    assert.strictEqual(rloop.scope('s', () => 7, { key: undefined }), 7);
+    const snapshot = path.join(tmp, 'undefined.heapsnapshot');
+    assert.strictEqual(await mon.captureHeapSnapshot(snapshot, { onProgress: undefined }), snapshot);
   } finally {
     mon.stop();
   }

@@ -18,7 +18,7 @@ const { once } = require('node:events');
 const { pathToFileURL } = require('node:url');
 const rloop = require('..');
 const io = require('../js/io');
-const { redactUrl, target, requestPath } = require('../js/redact');
+const { redactUrl, redactLink, redactText, target, requestPath } = require('../js/redact');
 
 const LATE_MS = 600; // how late the servers answer or accept
 const THRESHOLD_MS = 500;
@@ -127,10 +127,21 @@ test('io.track() validates ioThreshold', () => {
   assert.throws(() => io.track({ context: 'scope' }), TypeError);
 });
 
-test('redaction keeps host, port and path: no credentials, query string or fragment', () => {
+test('redaction keeps host, port and path: no credentials, query string, fragment or path parameters', () => {
   assert.equal(redactUrl('https://alice:s3cr3t@example.com:8443/a/b?token=tok-9f2#frag'), 'example.com:8443/a/b');
   assert.equal(redactUrl('http://alice@[::1]:80?x=/y'), '[::1]:80');
-  assert.equal(redactUrl('http://a:p@ss@host/p@th;x?q'), 'host/p@th;x');
+  assert.equal(redactUrl('http://a:p@ss@host/p@th;x?q'), 'host/p@th');
+  assert.equal(redactUrl('http://host/a;jsessionid=s3cr3t/b;v=1'), 'host/a/b');
+  assert.equal(redactUrl('http://h/?next=http://alice:s3cr3t@evil/p'), 'h/', 'a URL in the query is the query');
+  assert.equal(requestPath('/a;jsessionid=s3cr3t/b'), '/a/b');
+  // Frame URLs keep their scheme; text keeps all but each URL's secrets.
+  assert.equal(redactLink('file:///app/x.mjs?v=s3cr3t#frag'), 'file:///app/x.mjs');
+  assert.equal(redactLink('http://alice:s3cr3t@cdn:8080/m.js?token=tok-9f2'), 'http://cdn:8080/m.js');
+  assert.equal(redactLink('node:internal/http'), 'node:internal/http');
+  assert.equal(redactLink('/app/a.js'), '/app/a.js');
+  assert.equal(redactText('proxy http://alice:s3cr3t@h/p?token=tok-9f2 refused, then "https://h2/q#frag"'), 'proxy http://h/p refused, then "https://h2/q"');
+  assert.equal(redactText('Cannot GET /a;jsessionid=s3cr3t/b?token=tok-9f2'), 'Cannot GET /a/b');
+  assert.equal(redactText('connect ECONNREFUSED 127.0.0.1:80, a/b?c'), 'connect ECONNREFUSED 127.0.0.1:80, a/b?c');
   assert.equal(redactUrl('host:81#f'), 'host:81');
   assert.equal(target('alice:s3cr3t@proxy:3128', '/x?y#z'), 'proxy:3128/x');
   assert.equal(target('proxy:3128', 'http://alice:s3cr3t@dest/x?token=1'), 'dest/x', 'absolute form: the destination');

@@ -150,6 +150,11 @@ for (const rt of RUNTIMES) {
         const html = await http('POST', '/rloop/capture', { durationMs: 300 });
         assert.match(html.type, /html/);
         assert.match(html.body, /^<!DOCTYPE html>/i);
+        for (const [body, error] of [[[600], /body must be a JSON object/], [{ format: 'pdf' }, /format must be "html" or "json"/]]) {
+          const bad = await http('POST', '/rloop/capture', body);
+          assert.equal(bad.status, 400, JSON.stringify(body));
+          assert.match(bad.body.error, error);
+        }
 
         assert.equal((await http('POST', '/rloop/state', { enabled: 'no' })).status, 400);
         assert.deepEqual((await http('POST', '/rloop/state', { enabled: false })).body, { enabled: false, windowMs: null });

@@ -11,6 +11,7 @@ const { assertValidReport } = require('./report');
 
 const ROOT = path.join(__dirname, '..');
 const APP = path.join(__dirname, 'fixtures', 'plain-app.js');
+const STATE_APP = path.join(__dirname, 'fixtures', 'state-app.js');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-register-'));
 test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 // The app's folder has rloop installed, as `npm install rloop` would.
@@ -18,8 +19,8 @@ fs.mkdirSync(path.join(tmp, 'node_modules'));
 fs.symlinkSync(ROOT, path.join(tmp, 'node_modules', 'rloop'));
 const reports = () => fs.readdirSync(tmp).filter((f) => f.endsWith('.json'));
 
-function runApp(args, env) {
-  return spawnSync(process.execPath, [...args, APP], {
+function runApp(args, env, app = [APP]) {
+  return spawnSync(process.execPath, [...args, ...app], {
     cwd: tmp,
     encoding: 'utf8',
     timeout: 30000,
@@ -68,20 +69,52 @@ test('through NODE_OPTIONS, with a timed capture and paths from the environment'
   assert.strictEqual(report.profile, null);
 });
 
-test('a bad variable is reported and rloop stays off; the app runs as without it', () => {
+test('a bad variable, of any kind, is one line on stderr and rloop is fully off; the app runs as without it', () => {
   const plain = runApp([], {});
   const before = reports();
   for (const [env, message] of [
     [{ RLOOP_DURATION: 'soon' }, /RLOOP_DURATION must be a whole number/],
     [{ RLOOP_PROFILE: 'yes' }, /RLOOP_PROFILE must be 0 or 1/],
-    [{ RLOOP_WINDOW_MS: '1' }, /option 'windowMs' must be between 10 and/],
-    [{ RLOOP_JSOM: 'x.json' }, /unknown variable RLOOP_JSOM/],
+    [{ RLOOP_WINDOW_MS: '1' }, /RLOOP_WINDOW_MS="1": option 'windowMs' must be between 10 and/],
+    // Capture options: checked before anything starts, not by the capture once it has.
+    [{ RLOOP_DURATION: '0' }, /RLOOP_DURATION="0": option 'durationMs' must be between 1 and/],
+    [{ RLOOP_PROFILE: '1', RLOOP_PROFILE_INTERVAL_US: '1' }, /RLOOP_PROFILE_INTERVAL_US="1": option 'intervalUs'/],
+    [{ RLOOP_HTML: 'r-{date}.html' }, /RLOOP_HTML="r-\{date\}.html": option 'html' holds \{date\}: only \{pid\}, \{time\}, \{n\}/],
+    [{ RLOOP_JSON: path.join(tmp, 'missing-{pid}', 'r.json') }, /RLOOP_JSON=.*: option 'json': folder .*missing-\d+ does not exist/],
+    [{ RLOOP_JSON: tmp }, /RLOOP_JSON=.*: option 'json': .* is a folder/],
   ]) {
+    const label = JSON.stringify(env);
     const r = runApp(['-r', 'rloop/register'], env);
-    assert.strictEqual(r.status, plain.status);
-    assert.strictEqual(r.stdout, plain.stdout);
-    assert.match(r.stderr, message);
-    assert.match(r.stderr, /^rloop: not started: /);
+    assert.strictEqual(r.status, plain.status, label);
+    assert.strictEqual(r.stdout, plain.stdout, label);
+    assert.match(r.stderr, /^rloop: not started: [^\n]+\n$/, label);
+    assert.match(r.stderr, message, label);
+    const state = runApp(['-r', 'rloop/register'], env, [STATE_APP, 'now']);
+    assert.deepStrictEqual(JSON.parse(state.stdout), { monitor: false, threads: 0 }, `${label}: nothing of rloop runs`);
   }
   assert.deepStrictEqual(reports(), before, 'no report was written');
+});
+
+test("an unknown RLOOP_* variable (the app's own) is one line of warning, and rloop runs", () => {
+  const r = runApp(['-r', 'rloop/register'], { RLOOP_FOO: '1', RLOOP_JSOM: 'x.json', RLOOP_JSON: 'unknown-{pid}.json' });
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.strictEqual(r.stdout, 'app done\n');
+  assert.match(r.stderr, /^rloop: ignoring RLOOP_FOO, RLOOP_JSOM, not rloop's \(known: RLOOP_DURATION, [^\n]+\)\n$/);
+  assertValidReport(JSON.parse(fs.readFileSync(path.join(tmp, `unknown-${r.pid}.json`), 'utf8')));
+});
+
+test('once a timed capture is written, rloop is off again', () => {
+  const r = runApp(['-r', 'rloop/register'], { RLOOP_DURATION: '200', RLOOP_JSON: 'stopped-{pid}.json' }, [STATE_APP, 'stopped']);
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.strictEqual(r.stderr, '');
+  assert.deepStrictEqual(JSON.parse(r.stdout), { monitor: false, threads: 0 });
+  assertValidReport(JSON.parse(fs.readFileSync(path.join(tmp, `stopped-${r.pid}.json`), 'utf8')));
+});
+
+test('a report that cannot be written when the app exits is one line on stderr, and the app ends as it would have', () => {
+  const dir = fs.mkdtempSync(path.join(tmp, 'gone-'));
+  const r = runApp(['-r', 'rloop/register'], { RLOOP_JSON: path.join(dir, 'r.json') }, [STATE_APP, 'rmdir', dir]);
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.deepStrictEqual(JSON.parse(r.stdout), { monitor: true, threads: 1 });
+  assert.match(r.stderr, /^rloop: capture failed, rloop stopped: ENOENT: [^\n]*gone-[^\n]*r\.json'\n$/);
 });

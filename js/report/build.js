@@ -2,6 +2,8 @@
 // The report object, schema rloop-report/1 (docs/report-schema.md): a pure function of what a
 // capture collected. Renderers (json.js, html.js) are pure functions of the report.
 
+const { redactStack } = require('../redact');
+
 const SCHEMA = 'rloop-report/1';
 
 function byBusy(a, b) {
@@ -39,6 +41,11 @@ function lagSummary(windows) {
   };
 }
 
+function withRedactedStack(event) {
+  const stack = redactStack(event.stack);
+  return stack === event.stack ? event : { ...event, stack };
+}
+
 /**
  * @param c what a capture collected: { meta, windowMs, totalsBefore, totalsAfter, windows,
  *   lag: { enabled, thresholdMs, events, dropped }, io: { enabled, thresholdMs, events, dropped,
@@ -50,7 +57,8 @@ function buildReport(c) {
     schema: SCHEMA,
     meta: { ...c.meta, durationMs },
     elu: { windowMs: c.windowMs, ...eluBetween(c.totalsBefore, c.totalsAfter, durationMs), windows: c.windows },
-    lag: { ...c.lag, summary: lagSummary(c.windows) },
+    // Stall stacks come from the stack sampler as V8 gave them: their URLs may hold a query.
+    lag: { ...c.lag, events: c.lag.events.map(withRedactedStack), summary: lagSummary(c.windows) },
     io: c.io,
     heap: c.heap,
     profile: c.profile,
