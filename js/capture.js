@@ -133,7 +133,14 @@ class Capture {
       this.#heapStart = heap.stats();
       this.#timeline = heap.timeline({ everyMs: HEAP_EVERY_MS, onSample: (s) => monitor.emit('heapStats', s) });
     }
-    this.#unguard = guard((reason) => this.#finishAtExit(reason));
+    this.#unguard = guard((reason) => {
+      try {
+        this.#finishAtExit(reason);
+      } catch (e) {
+        // No promise to reject as the process ends: the monitor's 'error' listeners hear it.
+        inner.fail(new Error(`report not written: ${e.message}`, { cause: e }));
+      }
+    });
     this.#begun = this.#begin();
   }
 

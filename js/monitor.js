@@ -138,6 +138,7 @@ class Monitor extends EventEmitter {
       startTimeline: () => n.startTimeline(),
       takeTimeline: () => n.takeTimeline(),
       collectIo: () => (this.#io ? this.#io.collect() : null),
+      fail: (e) => this.#fail(e),
     };
   }
 

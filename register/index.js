@@ -87,6 +87,7 @@ function register(env) {
   } catch (e) {
     return say(`not started: ${reason(e, env)}`);
   }
+  mon.on('error', (e) => say(reason(e, env))); // rloop's own failures, the report's at exit among them
   // One capture is all zero-code use runs: when it ends, written or not, rloop is off again.
   mon.capture(capture).then(
     () => mon.stop(),

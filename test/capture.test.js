@@ -40,7 +40,8 @@ test('a capture collects ELU, lag, heap and a profile, and writes JSON and .cpup
   assert.deepStrictEqual(written, JSON.parse(JSON.stringify(report)), 'the file holds the report');
   assert.strictEqual(report.meta.partial, false);
   assert.strictEqual(report.meta.reason, null);
-  assert.ok(Math.abs(report.meta.durationMs - 1300) < 100);
+  // At least as asked; later by what a loaded machine delays its timer and the profile's stop.
+  assert.ok(report.meta.durationMs >= 1290 && report.meta.durationMs < 1800, `durationMs ${report.meta.durationMs}`);
   const worker = report.elu.scopes.find((s) => s.name === 'worker');
   assert.ok(worker && worker.elu > 0.25 && worker.elu < 0.5, JSON.stringify(worker));
   assert.ok(report.elu.windows.length >= 5);

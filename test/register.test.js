@@ -116,5 +116,5 @@ test('a report that cannot be written when the app exits is one line on stderr, 
   const r = runApp(['-r', 'rloop/register'], { RLOOP_JSON: path.join(dir, 'r.json') }, [STATE_APP, 'rmdir', dir]);
   assert.strictEqual(r.status, 0, r.stderr);
   assert.deepStrictEqual(JSON.parse(r.stdout), { monitor: true, threads: 1 });
-  assert.match(r.stderr, /^rloop: capture failed, rloop stopped: ENOENT: [^\n]*gone-[^\n]*r\.json'\n$/);
+  assert.match(r.stderr, /^rloop: report not written: ENOENT: [^\n]*gone-[^\n]*r\.json'\n$/);
 });
