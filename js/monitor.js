@@ -201,10 +201,18 @@ class Monitor extends EventEmitter {
     return ctx;
   }
 
+  /** rloop's own timer work: a failure goes to #fail, never into the app. */
   #emitWindows() {
-    for (const w of this.#native.history(this.#lastSeq)) {
+    let windows;
+    try {
+      windows = this.#native.history(this.#lastSeq);
+    } catch (e) {
+      this.#fail(e);
+      return;
+    }
+    for (const w of windows) {
       this.#lastSeq = w.seq;
-      this.emit('window', w);
+      this.emit('window', w); // a listener's own exception is the app's, as with any emitter
     }
   }
 }
