@@ -92,6 +92,8 @@ pub struct Aggregator {
     base: Vec<Reading>,
     retired: Retired,
     window_start: f64,
+    /// When the current window is due: on a fixed schedule, however late the last close came.
+    due: f64,
     seq: u64,
     totals: Vec<Reading>,
     history: VecDeque<Arc<Window>>,
@@ -108,6 +110,7 @@ impl Aggregator {
             base: vec![Reading::default(); slots],
             retired: Retired::default(),
             window_start: now,
+            due: now + cfg.window_ms,
             seq: 0,
             totals: vec![Reading::default(); FIRST_SCOPE],
             history: VecDeque::with_capacity(cfg.history),
@@ -184,6 +187,11 @@ impl Aggregator {
         }
         self.retired = Retired::default();
         self.window_start = now;
+        // The next window is due one length after this one was (a late close makes this
+        // window longer and the next shorter, not every window longer); a close later than
+        // a whole window, or an early one, starts the schedule again from now.
+        let next = self.due + self.cfg.window_ms;
+        self.due = if now >= self.due && next > now { next } else { now + self.cfg.window_ms };
         self.seq += 1;
         for s in std::iter::once(&window.unattributed).chain(&window.scopes) {
             add(&mut self.totals[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
@@ -217,7 +225,7 @@ impl Aggregator {
 
     /// When the current window is due to close.
     pub fn due(&self) -> f64 {
-        self.window_start + self.cfg.window_ms
+        self.due
     }
 
     pub fn last(&self) -> Option<Arc<Window>> {
@@ -424,6 +432,25 @@ mod tests {
         let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
         assert_eq!(seqs, vec![3, 4, 5]);
         assert_eq!(a.due(), 6000.0);
+    }
+
+    #[test]
+    fn windows_keep_to_a_fixed_schedule_when_closed_late() {
+        let c = Config { window_ms: 10.0, ..cfg() };
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c, 0.0);
+        let mut ends = Vec::new();
+        for i in 0..100 {
+            let late = [0.3, 1.2, 0.05, 1.9][i % 4]; // the watch thread wakes a little late
+            let now = a.due() + late;
+            ends.push(a.close(&l, now, None).end);
+        }
+        assert_eq!(a.due(), 1010.0, "due times stay on the 10 ms grid");
+        let mean = ends.last().unwrap() / ends.len() as f64;
+        assert!((mean - 10.0).abs() < 0.03, "mean window {mean} ms");
+        a.close(&l, a.due() + 25.0, None); // more than a window late: the schedule restarts
+        assert_eq!(a.due(), 1045.0);
     }
 
     #[test]
