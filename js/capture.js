@@ -15,7 +15,7 @@ const { renderJson } = require('./report/json');
 const { describe, integerIn, boolean, plainObject, knownOnly } = require('./options');
 const { version } = require('../package.json');
 
-const MAX_EVENTS = 1000; // lag and slow-I/O events kept per capture; more are counted
+const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/recording.rs)
 const HEAP_EVERY_MS = 1000;
 const DEFAULTS = Object.freeze({
   durationMs: 10000,
@@ -62,8 +62,7 @@ class Capture {
   #n = ++captures;
   #start = Date.now();
   #totalsBefore;
-  #windows = [];
-  #lag = { events: [], dropped: 0 };
+  #recording; // the addon's recording of windows and stalls (src/recording.rs)
   #io = { events: [], dropped: 0 };
   #ioTotals; // this capture's I/O aggregates, when the monitor tracks I/O
   #heapStart;
@@ -83,8 +82,11 @@ class Capture {
     this.#o = options;
     this.#totalsBefore = inner.totals();
     this.#ioTotals = inner.collectIo();
-    const keep = (into) => (event) => (into.events.length < MAX_EVENTS ? into.events.push(event) : into.dropped++);
-    this.#listeners = { window: (w) => this.#windows.push(w), lag: keep(this.#lag), slowIO: keep(this.#io) };
+    // Windows and stalls are kept by the addon, bounded however long the capture runs; slow
+    // I/O is emitted synchronously from JS, and capped here.
+    this.#recording = inner.record();
+    const io = this.#io;
+    this.#listeners = { slowIO: (event) => (io.events.length < MAX_EVENTS ? io.events.push(event) : io.dropped++) };
     for (const [name, fn] of Object.entries(this.#listeners)) monitor.on(name, fn);
     if (options.heapStats) {
       this.#heapStart = heap.stats();
@@ -144,6 +146,7 @@ class Capture {
     const partial = reason !== null;
     const o = this.#o;
     const scopeTimeline = profile ? this.#scopeTimeline() : undefined;
+    const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };
     return buildReport({
       meta: {
         tool: 'rloop',
@@ -163,8 +166,8 @@ class Capture {
       windowMs: this.#inner.options.windowMs,
       totalsBefore: this.#totalsBefore,
       totalsAfter: this.#inner.totals(),
-      windows: this.#windows,
-      lag: { enabled: this.#inner.options.lag, thresholdMs: this.#inner.options.lagThreshold, ...this.#lag },
+      windows: recorded.windows,
+      lag: { enabled: this.#inner.options.lag, thresholdMs: this.#inner.options.lagThreshold, ...recorded.lag },
       io: {
         enabled: this.#inner.options.io,
         thresholdMs: this.#inner.options.ioThreshold,

@@ -25,12 +25,14 @@ class Monitor extends EventEmitter {
   #keyBase;
   #keyOwners; // key slot - keyBase -> context bound to it
   #nextKey = 0;
-  #timer;
+  #running = true;
+  #timer; // the 'window' interval, only while someone listens
   #lastSeq = 0;
   #onStop;
   #sampler; // the worker that takes stacks of stalls (main thread only)
   #io; // the I/O tracker, unless io: false
   #captures = new Set();
+  #lagOn = false; // the addon has a lag callback
 
   constructor(options, onStop) {
     super();
@@ -38,18 +40,15 @@ class Monitor extends EventEmitter {
     this.#onStop = onStop;
     const cells = native.ledgerCells(options.maxScopes, options.keySlots);
     const ledger = new Float64Array(new ArrayBuffer(cells * 8));
-    const onLag = options.lag ? (event) => this.emit('lag', event) : undefined;
-    this.#native = new native.NativeMonitor(
-      ledger.buffer,
-      {
-        ...options,
-        threadId,
-        clockOffsetMs: -offsetFrom(native.monotonicMs), // performance.now() - monotonicMs()
-        timeOrigin: performance.timeOrigin,
-        lagThresholdMs: options.lag ? options.lagThreshold : undefined,
-      },
-      onLag,
-    );
+    this.#native = new native.NativeMonitor(ledger.buffer, {
+      ...options,
+      threadId,
+      clockOffsetMs: -offsetFrom(native.monotonicMs), // performance.now() - monotonicMs()
+      timeOrigin: performance.timeOrigin,
+      lagThresholdMs: options.lag ? options.lagThreshold : undefined,
+    });
+    this.on('newListener', (event) => this.#listening(event, true));
+    this.on('removeListener', (event) => this.#listening(event, false));
     this.#bindNative = this.#native.keyBinder();
     // Only the main thread can be paused from another thread through public APIs
     // (inspector's connectToMainThread); a worker's stalls come without a stack.
@@ -67,9 +66,6 @@ class Monitor extends EventEmitter {
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyOwners = new Array(options.keySlots);
-    // Created before the hooks are on, so its callbacks are unattributed, whoever started us.
-    this.#timer = setInterval(() => this.#emitWindows(), options.windowMs);
-    this.#timer.unref();
     hooks.install(ledger, this.#keyBase + options.keySlots);
   }
 
@@ -150,6 +146,8 @@ class Monitor extends EventEmitter {
       startTimeline: () => n.startTimeline(),
       takeTimeline: () => n.takeTimeline(),
       collectIo: () => (this.#io ? this.#io.collect() : null),
+      record: () => n.record(),
+      takeRecording: (id) => n.takeRecording(id),
     };
   }
 
@@ -160,7 +158,8 @@ class Monitor extends EventEmitter {
 
   /** Removes every hook and handle; idempotent. Running captures end and write, partial. */
   stop() {
-    if (this.#timer === undefined) return;
+    if (!this.#running) return;
+    this.#running = false;
     for (const c of this.#captures) c.finishSync('stopped');
     this.#io?.stop();
     hooks.uninstall();
@@ -175,7 +174,40 @@ class Monitor extends EventEmitter {
   }
 
   get stopped() {
-    return this.#timer === undefined;
+    return !this.#running;
+  }
+
+  /**
+   * What delivers 'lag' and 'window' exists only while someone listens: the thread-safe
+   * function for lag events, the interval that emits windows. `adding`: from 'newListener'
+   * (before the listener is added), else from 'removeListener' (after it is gone).
+   */
+  #listening(event, adding) {
+    if (event !== 'lag' && event !== 'window') return;
+    const wanted = !this.stopped && this.listenerCount(event) + (adding ? 1 : 0) > 0;
+    try {
+      if (event === 'lag' && this.#options.lag && wanted !== this.#lagOn) {
+        this.#native.onLag(wanted ? (e) => this.emit('lag', e) : null);
+        this.#lagOn = wanted;
+      } else if (event === 'window' && wanted !== (this.#timer !== undefined)) {
+        if (wanted) this.#startWindows();
+        else this.#timer = clearInterval(this.#timer);
+      }
+    } catch (e) {
+      this.#fail(e);
+    }
+  }
+
+  #startWindows() {
+    this.#lastSeq = this.#native.lastSeq(); // windows from now on, as a listener always got
+    // Unattributed, whatever scope the code adding the listener runs in.
+    const prev = hooks.enter(hooks.ROOT);
+    try {
+      this.#timer = setInterval(() => this.#emitWindows(), this.#options.windowMs);
+      this.#timer.unref();
+    } finally {
+      hooks.restore(prev);
+    }
   }
 
   /** The context charged for `name` (and `key`), registering what is new. */

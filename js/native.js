@@ -19,6 +19,15 @@ class NativeMonitor {
   totals() { return parse(this.#n.totals()); }
   startTimeline() { this.#n.startTimeline(); }
   takeTimeline() { return parse(this.#n.takeTimeline()); }
+  /** `fn(event)` for each lag event, or null: the thread-safe function lives only while set. */
+  onLag(fn) { this.#n.onLag(fn ? (json) => fn(parse(json)) : null); }
+  record() { return this.#n.record(); }
+  /** `{ windows, lag: { events, dropped } }`, or null for an unknown id. */
+  takeRecording(id) {
+    const json = this.#n.takeRecording(id);
+    return json === null ? null : parse(json);
+  }
+  lastSeq() { return this.#n.lastSeq(); }
   stop() { this.#n.stop(); }
 }
 

@@ -51,7 +51,8 @@ pub struct ScopeWindow {
     pub name: String,
     pub busy_ms: f64,
     pub calls: f64,
-    pub keys: Option<KeyStats>,
+    /// Boxed: most scopes have no keys, and windows are kept by the thousand.
+    pub keys: Option<Box<KeyStats>>,
 }
 
 /// One window: busy time per scope between `start` and `end` (monitored thread's clock, ms).
@@ -66,6 +67,8 @@ pub struct Window {
     pub scopes: Vec<ScopeWindow>,
     /// Loop stretches and stalls, for a closed window of a monitor that tracks lag.
     pub lag: Option<LagStats>,
+    /// Closed windows this one stands for: 1, more in a downsampled recording.
+    pub merged: u64,
 }
 
 struct KeyOwner {
@@ -275,7 +278,7 @@ impl Aggregator {
             name: self.names[index].clone(),
             busy_ms: per_scope[index].busy_ms,
             calls: per_scope[index].calls,
-            keys: key_stats.remove(&index),
+            keys: key_stats.remove(&index).map(Box::new),
         };
         let unattributed = scope_window(UNATTRIBUTED);
         let mut scopes: Vec<ScopeWindow> = (OTHER..self.names.len())
@@ -291,6 +294,7 @@ impl Aggregator {
             unattributed,
             scopes,
             lag: None,
+            merged: 1,
         };
         (window, readings)
     }
@@ -332,6 +336,9 @@ impl Window {
             "unattributed": scope(&self.unattributed),
             "scopes": self.scopes.iter().map(scope).collect::<Vec<_>>(),
         });
+        if self.merged > 1 {
+            v["merged"] = json!(self.merged);
+        }
         if let Some(l) = &self.lag {
             v["lag"] = json!({ "stretches": l.stretches, "stalls": l.stalls, "p50Ms": l.p50_ms, "p99Ms": l.p99_ms, "maxMs": l.max_ms });
         }

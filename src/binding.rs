@@ -118,9 +118,8 @@ pub struct NativeMonitor {
 
 #[napi]
 impl NativeMonitor {
-    /// `on_lag` receives each lag event as the loop leaves the stall.
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, ledger: Unknown, options: MonitorOptions, on_lag: Option<Callback<Value>>) -> Result<Self> {
+    pub fn new(env: Env, ledger: Unknown, options: MonitorOptions) -> Result<Self> {
         let cfg = Config {
             window_ms: options.window_ms,
             history: options.history as usize,
@@ -148,12 +147,7 @@ impl NativeMonitor {
         // the view unreachable (Shared::detach, handle stopped).
         let ledger = unsafe { Ledger::from_raw(cells, slots) };
         let shared = Shared::new(options.thread_id, clock, cfg, ledger, options.lag_threshold_ms);
-        let on_stall = on_lag.map(|f| -> uv::StallSink {
-            Box::new(move |event| {
-                f.call(event, ThreadsafeFunctionCallMode::NonBlocking);
-            })
-        });
-        let attachment = unsafe { uv::attach(raw_env, shared.clone(), buffer, on_stall)? };
+        let attachment = unsafe { uv::attach(raw_env, shared.clone(), buffer)? };
         Ok(NativeMonitor { shared, attachment })
     }
 
@@ -224,6 +218,43 @@ impl NativeMonitor {
                 "scopesOverflowed": agg.scopes_overflowed(),
             })
         })
+    }
+
+    /// Sets (a function) or clears (null) who receives each lag event, as JSON, when the loop
+    /// leaves a stall. The thread-safe function exists only while set: Monitor sets it only
+    /// while someone listens for 'lag'.
+    #[napi(catch_unwind)]
+    pub fn on_lag(&mut self, f: Option<Callback<String>>) {
+        let sink = f.map(|f| -> uv::StallSink {
+            Box::new(move |event: &Value| {
+                if let Ok(s) = serde_json::to_string(event) {
+                    f.call(s, ThreadsafeFunctionCallMode::NonBlocking);
+                }
+            })
+        });
+        if !self.attachment.is_null() {
+            // SAFETY: live until stop(); only this (the loop's) thread touches the sink.
+            unsafe { uv::set_stall_sink(self.attachment, sink) };
+        }
+    }
+
+    /// Starts a recording of every window closed and every stall from now (a capture's data,
+    /// bounded: see src/recording.rs); returns its id for takeRecording.
+    #[napi(catch_unwind)]
+    pub fn record(&self) -> u32 {
+        self.shared.record()
+    }
+
+    /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, or null if unknown.
+    #[napi(catch_unwind)]
+    pub fn take_recording(&self, id: u32) -> Result<Option<String>> {
+        self.shared.take_recording(id).map(|v| to_json(&v)).transpose()
+    }
+
+    /// The `seq` of the last complete window (0 before the first).
+    #[napi(catch_unwind)]
+    pub fn last_seq(&self) -> Result<f64> {
+        self.live(|agg, _, _| agg.last().map_or(0.0, |w| w.seq as f64))
     }
 
     /// Starts recording which scope runs when, sampled every millisecond by the watch thread.
