@@ -73,6 +73,8 @@ export interface Window {
   start: number;
   end: number;
   durationMs: number;
+  /** Only in a long capture's report: the closed windows this one stands for (≥ 2; docs/report-schema.md). */
+  merged?: number;
   /** The thread's busy time: the sum of scopes and unattributed. */
   thread: { elu: number; busyMs: number };
   /** Busy time outside every scope. */

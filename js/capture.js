@@ -16,7 +16,7 @@ const { renderJson } = require('./report/json');
 const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('./options');
 const { version } = require('../package.json');
 
-const MAX_EVENTS = 1000; // lag and slow-I/O events kept per capture; more are counted
+const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/recording.rs)
 const HEAP_EVERY_MS = 1000;
 const MAX_MS = 7 * 24 * 3600 * 1000; // a week: the longest capture or watch interval
 const DEFAULTS = Object.freeze({
@@ -105,8 +105,7 @@ class Capture {
   #n = ++captures;
   #start = Date.now();
   #totalsBefore;
-  #windows = [];
-  #lag = { events: [], dropped: 0 };
+  #recording; // the addon's recording of windows and stalls (src/recording.rs)
   #io = { events: [], dropped: 0 };
   #ioTotals; // this capture's I/O aggregates, when the monitor tracks I/O
   #heapStart;
@@ -126,8 +125,11 @@ class Capture {
     this.#o = options;
     this.#totalsBefore = inner.totals();
     this.#ioTotals = inner.collectIo();
-    const keep = (into) => (event) => (into.events.length < MAX_EVENTS ? into.events.push(event) : into.dropped++);
-    this.#listeners = { window: (w) => this.#windows.push(w), lag: keep(this.#lag), slowIO: keep(this.#io) };
+    // Windows and stalls are kept by the addon, bounded however long the capture runs; slow
+    // I/O is emitted synchronously from JS, and capped here.
+    this.#recording = inner.record();
+    const io = this.#io;
+    this.#listeners = { slowIO: (event) => (io.events.length < MAX_EVENTS ? io.events.push(event) : io.dropped++) };
     for (const [name, fn] of Object.entries(this.#listeners)) monitor.on(name, fn);
     if (options.heapStats) {
       this.#heapStart = heap.stats();
@@ -204,6 +206,7 @@ class Capture {
     const partial = reason !== null;
     const o = this.#o;
     const scopeTimeline = profile ? this.#scopeTimeline() : undefined;
+    const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };
     return buildReport({
       meta: {
         tool: 'rloop',
@@ -223,8 +226,8 @@ class Capture {
       windowMs: this.#inner.options.windowMs,
       totalsBefore: this.#totalsBefore,
       totalsAfter: this.#inner.totals(),
-      windows: this.#windows,
-      lag: { enabled: this.#inner.options.lag, thresholdMs: this.#inner.options.lagThreshold, ...this.#lag },
+      windows: recorded.windows,
+      lag: { enabled: this.#inner.options.lag, thresholdMs: this.#inner.options.lagThreshold, ...recorded.lag },
       io: {
         enabled: this.#inner.options.io,
         thresholdMs: this.#inner.options.ioThreshold,

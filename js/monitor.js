@@ -24,11 +24,13 @@ class Monitor extends EventEmitter {
   #keyBase;
   #keyOwners; // key slot - keyBase -> context bound to it
   #nextKey = 0;
-  #timer;
+  #running = true;
+  #timer; // the 'window' interval, only while someone listens
   #lastSeq = 0;
   #onStop;
   #io; // the I/O tracker, unless io: false
   #captures = new Set();
+  #lagOn = false; // the addon has a lag callback
 
   constructor(options, onStop) {
     super();
@@ -36,27 +38,21 @@ class Monitor extends EventEmitter {
     this.#onStop = onStop;
     const cells = native.ledgerCells(options.maxScopes, options.keySlots);
     const ledger = new Float64Array(new ArrayBuffer(cells * 8));
-    const onLag = options.lag ? (event) => this.emit('lag', event) : undefined;
-    this.#native = new native.NativeMonitor(
-      ledger.buffer,
-      {
-        ...options,
-        threadId,
-        clockOffsetMs: -offsetFrom(native.monotonicMs), // performance.now() - monotonicMs()
-        timeOrigin: performance.timeOrigin,
-        lagThresholdMs: options.lag ? options.lagThreshold : undefined,
-      },
-      onLag,
-    );
+    this.#native = new native.NativeMonitor(ledger.buffer, {
+      ...options,
+      threadId,
+      clockOffsetMs: -offsetFrom(native.monotonicMs), // performance.now() - monotonicMs()
+      timeOrigin: performance.timeOrigin,
+      lagThresholdMs: options.lag ? options.lagThreshold : undefined,
+    });
+    this.on('newListener', (event) => this.#listening(event, true));
+    this.on('removeListener', (event) => this.#listening(event, false));
     this.#bindNative = this.#native.keyBinder();
     if (options.io) {
       this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.emit('slowIO', e), context: hooks.current });
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyOwners = new Array(options.keySlots);
-    // Created before the hooks are on, so its callbacks are unattributed, whoever started us.
-    this.#timer = setInterval(() => this.#emitWindows(), options.windowMs);
-    this.#timer.unref();
     hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
   }
 
@@ -139,6 +135,8 @@ class Monitor extends EventEmitter {
       takeTimeline: () => n.takeTimeline(),
       collectIo: () => (this.#io ? this.#io.collect() : null),
       fail: (e) => this.#fail(e),
+      record: () => n.record(),
+      takeRecording: (id) => n.takeRecording(id),
     };
   }
 
@@ -149,7 +147,8 @@ class Monitor extends EventEmitter {
 
   /** Removes every hook and handle; idempotent. Running captures end and write, partial. */
   stop() {
-    if (this.#timer === undefined) return;
+    if (!this.#running) return;
+    this.#running = false;
     for (const c of this.#captures) c.finishSync('stopped');
     this.#io?.stop();
     hooks.uninstall();
@@ -160,7 +159,40 @@ class Monitor extends EventEmitter {
   }
 
   get stopped() {
-    return this.#timer === undefined;
+    return !this.#running;
+  }
+
+  /**
+   * What delivers 'lag' and 'window' exists only while someone listens: the thread-safe
+   * function for lag events, the interval that emits windows. `adding`: from 'newListener'
+   * (before the listener is added), else from 'removeListener' (after it is gone).
+   */
+  #listening(event, adding) {
+    if (event !== 'lag' && event !== 'window') return;
+    const wanted = !this.stopped && this.listenerCount(event) + (adding ? 1 : 0) > 0;
+    try {
+      if (event === 'lag' && this.#options.lag && wanted !== this.#lagOn) {
+        this.#native.onLag(wanted ? (e) => this.emit('lag', e) : null);
+        this.#lagOn = wanted;
+      } else if (event === 'window' && wanted !== (this.#timer !== undefined)) {
+        if (wanted) this.#startWindows();
+        else this.#timer = clearInterval(this.#timer);
+      }
+    } catch (e) {
+      this.#fail(e);
+    }
+  }
+
+  #startWindows() {
+    this.#lastSeq = this.#native.lastSeq(); // windows from now on, as a listener always got
+    // Unattributed, whatever scope the code adding the listener runs in.
+    const prev = hooks.enter(hooks.ROOT);
+    try {
+      this.#timer = setInterval(() => this.#emitWindows(), this.#options.windowMs);
+      this.#timer.unref();
+    } finally {
+      hooks.restore(prev);
+    }
   }
 
   /** The context charged for `name` (and `key`), registering what is new. */
@@ -186,10 +218,18 @@ class Monitor extends EventEmitter {
     return ctx;
   }
 
+  /** rloop's own timer work: a failure goes to #fail, never into the app. */
   #emitWindows() {
-    for (const w of this.#native.history(this.#lastSeq)) {
+    let windows;
+    try {
+      windows = this.#native.history(this.#lastSeq);
+    } catch (e) {
+      this.#fail(e);
+      return;
+    }
+    for (const w of windows) {
       this.#lastSeq = w.seq;
-      this.emit('window', w);
+      this.emit('window', w); // a listener's own exception is the app's, as with any emitter
     }
   }
 }

@@ -1,3 +1,34 @@
 'use strict';
 // The addon, through the loader `napi build` generates (local build or platform package).
-module.exports = require('../binding.js');
+// Reads that return bulk data come across N-API as JSON strings, parsed here: converting a
+// large native value into JS objects directly hits napi-rs's limit of a million values.
+
+const binding = require('../binding.js');
+
+const parse = JSON.parse;
+
+class NativeMonitor {
+  #n;
+  constructor(...args) {
+    this.#n = new binding.NativeMonitor(...args);
+  }
+  addScope(name) { return this.#n.addScope(name); }
+  keyBinder() { return this.#n.keyBinder(); }
+  elu() { return parse(this.#n.elu()); }
+  history(after) { return parse(this.#n.history(after)); }
+  totals() { return parse(this.#n.totals()); }
+  startTimeline() { this.#n.startTimeline(); }
+  takeTimeline() { return parse(this.#n.takeTimeline()); }
+  /** `fn(event)` for each lag event, or null: the thread-safe function lives only while set. */
+  onLag(fn) { this.#n.onLag(fn ? (json) => fn(parse(json)) : null); }
+  record() { return this.#n.record(); }
+  /** `{ windows, lag: { events, dropped } }`, or null for an unknown id. */
+  takeRecording(id) {
+    const json = this.#n.takeRecording(id);
+    return json === null ? null : parse(json);
+  }
+  lastSeq() { return this.#n.lastSeq(); }
+  stop() { this.#n.stop(); }
+}
+
+module.exports = { ...binding, NativeMonitor, threads: () => parse(binding.threads()) };

@@ -51,7 +51,8 @@ pub struct ScopeWindow {
     pub name: String,
     pub busy_ms: f64,
     pub calls: f64,
-    pub keys: Option<KeyStats>,
+    /// Boxed: most scopes have no keys, and windows are kept by the thousand.
+    pub keys: Option<Box<KeyStats>>,
 }
 
 /// One window: busy time per scope between `start` and `end` (monitored thread's clock, ms).
@@ -66,6 +67,8 @@ pub struct Window {
     pub scopes: Vec<ScopeWindow>,
     /// Loop stretches and stalls, for a closed window of a monitor that tracks lag.
     pub lag: Option<LagStats>,
+    /// Closed windows this one stands for: 1, more in a downsampled recording.
+    pub merged: u64,
 }
 
 struct KeyOwner {
@@ -92,6 +95,8 @@ pub struct Aggregator {
     base: Vec<Reading>,
     retired: Retired,
     window_start: f64,
+    /// When the current window is due: on a fixed schedule, however late the last close came.
+    due: f64,
     seq: u64,
     totals: Vec<Reading>,
     history: VecDeque<Arc<Window>>,
@@ -108,6 +113,7 @@ impl Aggregator {
             base: vec![Reading::default(); slots],
             retired: Retired::default(),
             window_start: now,
+            due: now + cfg.window_ms,
             seq: 0,
             totals: vec![Reading::default(); FIRST_SCOPE],
             history: VecDeque::with_capacity(cfg.history),
@@ -184,6 +190,11 @@ impl Aggregator {
         }
         self.retired = Retired::default();
         self.window_start = now;
+        // The next window is due one length after this one was (a late close makes this
+        // window longer and the next shorter, not every window longer); a close later than
+        // a whole window, or an early one, starts the schedule again from now.
+        let next = self.due + self.cfg.window_ms;
+        self.due = if now >= self.due && next > now { next } else { now + self.cfg.window_ms };
         self.seq += 1;
         for s in std::iter::once(&window.unattributed).chain(&window.scopes) {
             add(&mut self.totals[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
@@ -217,7 +228,7 @@ impl Aggregator {
 
     /// When the current window is due to close.
     pub fn due(&self) -> f64 {
-        self.window_start + self.cfg.window_ms
+        self.due
     }
 
     pub fn last(&self) -> Option<Arc<Window>> {
@@ -267,7 +278,7 @@ impl Aggregator {
             name: self.names[index].clone(),
             busy_ms: per_scope[index].busy_ms,
             calls: per_scope[index].calls,
-            keys: key_stats.remove(&index),
+            keys: key_stats.remove(&index).map(Box::new),
         };
         let unattributed = scope_window(UNATTRIBUTED);
         let mut scopes: Vec<ScopeWindow> = (OTHER..self.names.len())
@@ -283,6 +294,7 @@ impl Aggregator {
             unattributed,
             scopes,
             lag: None,
+            merged: 1,
         };
         (window, readings)
     }
@@ -324,6 +336,9 @@ impl Window {
             "unattributed": scope(&self.unattributed),
             "scopes": self.scopes.iter().map(scope).collect::<Vec<_>>(),
         });
+        if self.merged > 1 {
+            v["merged"] = json!(self.merged);
+        }
         if let Some(l) = &self.lag {
             v["lag"] = json!({ "stretches": l.stretches, "stalls": l.stalls, "p50Ms": l.p50_ms, "p99Ms": l.p99_ms, "maxMs": l.max_ms });
         }
@@ -424,6 +439,25 @@ mod tests {
         let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
         assert_eq!(seqs, vec![3, 4, 5]);
         assert_eq!(a.due(), 6000.0);
+    }
+
+    #[test]
+    fn windows_keep_to_a_fixed_schedule_when_closed_late() {
+        let c = Config { window_ms: 10.0, ..cfg() };
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c, 0.0);
+        let mut ends = Vec::new();
+        for i in 0..100 {
+            let late = [0.3, 1.2, 0.05, 1.9][i % 4]; // the watch thread wakes a little late
+            let now = a.due() + late;
+            ends.push(a.close(&l, now, None).end);
+        }
+        assert_eq!(a.due(), 1010.0, "due times stay on the 10 ms grid");
+        let mean = ends.last().unwrap() / ends.len() as f64;
+        assert!((mean - 10.0).abs() < 0.03, "mean window {mean} ms");
+        a.close(&l, a.due() + 25.0, None); // more than a window late: the schedule restarts
+        assert_eq!(a.due(), 1045.0);
     }
 
     #[test]

@@ -54,10 +54,17 @@ fn config_slots(max_scopes: u32, key_slots: u32) -> usize {
     Config { window_ms: 0.0, history: 0, max_scopes: max_scopes as usize, key_slots: key_slots as usize, max_keys: 0, worst_keys: 0, time_origin: 0.0 }.slots()
 }
 
-/// Every monitored thread's live window and last complete one.
+/// Every monitored thread's live window and last complete one, as JSON.
 #[napi(catch_unwind)]
-pub fn threads() -> Value {
-    Value::Array(registry::monitors().iter().filter_map(|m| m.describe()).collect())
+pub fn threads() -> Result<String> {
+    to_json(&Value::Array(registry::monitors().iter().filter_map(|m| m.describe()).collect()))
+}
+
+/// Bulk data crosses N-API as one JSON string (js/native.js parses it): napi-rs's conversion
+/// of a `Value` into JS objects stops at a million values, which a few hundred keyed scopes
+/// over a default history reach.
+fn to_json(v: &Value) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::new(Status::GenericFailure, format!("rloop: {e}")))
 }
 
 /// Calls `on_stall(wake)` while a stall on thread `thread_id` goes on, from the watch thread;
@@ -127,9 +134,8 @@ pub struct NativeMonitor {
 
 #[napi]
 impl NativeMonitor {
-    /// `on_lag` receives each lag event as the loop leaves the stall.
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, ledger: Unknown, options: MonitorOptions, on_lag: Option<Callback<Value>>) -> Result<Self> {
+    pub fn new(env: Env, ledger: Unknown, options: MonitorOptions) -> Result<Self> {
         let cfg = Config {
             window_ms: options.window_ms,
             history: options.history as usize,
@@ -157,12 +163,7 @@ impl NativeMonitor {
         // the view unreachable (Shared::detach, handle stopped).
         let ledger = unsafe { Ledger::from_raw(cells, slots) };
         let shared = Shared::new(options.thread_id, clock, cfg, ledger, options.lag_threshold_ms);
-        let on_stall = on_lag.map(|f| -> uv::StallSink {
-            Box::new(move |event| {
-                f.call(event, ThreadsafeFunctionCallMode::NonBlocking);
-            })
-        });
-        let attachment = unsafe { uv::attach(raw_env, shared.clone(), buffer, on_stall)? };
+        let attachment = unsafe { uv::attach(raw_env, shared.clone(), buffer)? };
         Ok(NativeMonitor { shared, attachment })
     }
 
@@ -194,10 +195,10 @@ impl NativeMonitor {
         }
     }
 
-    /// The current window, read live, with the last complete one as `last`.
+    /// The current window, read live, with the last complete one as `last`; JSON.
     #[napi(catch_unwind)]
-    pub fn elu(&self) -> Result<Value> {
-        self.live(|agg, ledger, now| {
+    pub fn elu(&self) -> Result<String> {
+        self.live_json(|agg, ledger, now| {
             let cfg = agg.config();
             let mut v = agg.measure(ledger, now).to_json(cfg.time_origin);
             v["windowMs"] = json!(cfg.window_ms);
@@ -207,19 +208,19 @@ impl NativeMonitor {
         })
     }
 
-    /// Complete windows with `seq` greater than `after`, oldest first.
+    /// Complete windows with `seq` greater than `after`, oldest first; JSON.
     #[napi(catch_unwind)]
-    pub fn history(&self, after: f64) -> Result<Value> {
-        self.live(|agg, _, _| {
+    pub fn history(&self, after: f64) -> Result<String> {
+        self.live_json(|agg, _, _| {
             let origin = agg.config().time_origin;
             Value::Array(agg.history().filter(|w| w.seq as f64 > after).map(|w| w.to_json(origin)).collect())
         })
     }
 
-    /// Busy time per scope since start, the current window included.
+    /// Busy time per scope since start, the current window included; JSON.
     #[napi(catch_unwind)]
-    pub fn totals(&self) -> Result<Value> {
-        self.live(|agg, ledger, now| {
+    pub fn totals(&self) -> Result<String> {
+        self.live_json(|agg, ledger, now| {
             let scope = |(name, r): (&str, crate::ledger::Reading)| json!({ "name": name, "busyMs": r.busy_ms, "calls": r.calls });
             let mut all: Vec<Value> = agg.totals(ledger, now).into_iter().map(scope).collect();
             let unattributed = all.remove(0);
@@ -235,16 +236,53 @@ impl NativeMonitor {
         })
     }
 
+    /// Sets (a function) or clears (null) who receives each lag event, as JSON, when the loop
+    /// leaves a stall. The thread-safe function exists only while set: Monitor sets it only
+    /// while someone listens for 'lag'.
+    #[napi(catch_unwind)]
+    pub fn on_lag(&mut self, f: Option<Callback<String>>) {
+        let sink = f.map(|f| -> uv::StallSink {
+            Box::new(move |event: &Value| {
+                if let Ok(s) = serde_json::to_string(event) {
+                    f.call(s, ThreadsafeFunctionCallMode::NonBlocking);
+                }
+            })
+        });
+        if !self.attachment.is_null() {
+            // SAFETY: live until stop(); only this (the loop's) thread touches the sink.
+            unsafe { uv::set_stall_sink(self.attachment, sink) };
+        }
+    }
+
+    /// Starts a recording of every window closed and every stall from now (a capture's data,
+    /// bounded: see src/recording.rs); returns its id for takeRecording.
+    #[napi(catch_unwind)]
+    pub fn record(&self) -> u32 {
+        self.shared.record()
+    }
+
+    /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, or null if unknown.
+    #[napi(catch_unwind)]
+    pub fn take_recording(&self, id: u32) -> Result<Option<String>> {
+        self.shared.take_recording(id).map(|v| to_json(&v)).transpose()
+    }
+
+    /// The `seq` of the last complete window (0 before the first).
+    #[napi(catch_unwind)]
+    pub fn last_seq(&self) -> Result<f64> {
+        self.live(|agg, _, _| agg.last().map_or(0.0, |w| w.seq as f64))
+    }
+
     /// Starts recording which scope runs when, sampled every millisecond by the watch thread.
     #[napi(catch_unwind)]
     pub fn start_timeline(&self) {
         self.shared.start_timeline();
     }
 
-    /// Stops recording: `[[performance.now() ms, scope name or null], ...]` at each change.
+    /// Stops recording: `[[performance.now() ms, scope name or null], ...]` at each change; JSON.
     #[napi(catch_unwind)]
-    pub fn take_timeline(&self) -> Value {
-        Value::Array(self.shared.take_timeline().into_iter().map(|(t, name)| json!([t, name])).collect())
+    pub fn take_timeline(&self) -> Result<String> {
+        to_json(&Value::Array(self.shared.take_timeline().into_iter().map(|(t, name)| json!([t, name])).collect()))
     }
 
     /// Detaches from the loop: no more reads of the ledger, idle mark closed. Idempotent.
@@ -255,6 +293,10 @@ impl NativeMonitor {
             // SAFETY: from `attach`, and only stop() or env teardown (after which no JS runs) detach it.
             unsafe { uv::detach(a) };
         }
+    }
+
+    fn live_json(&self, f: impl FnOnce(&mut crate::aggregator::Aggregator, &Ledger, f64) -> Value) -> Result<String> {
+        to_json(&self.live(f)?)
     }
 
     fn live<R>(&self, f: impl FnOnce(&mut crate::aggregator::Aggregator, &Ledger, f64) -> R) -> Result<R> {

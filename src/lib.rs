@@ -12,6 +12,7 @@ mod clock;
 mod keys;
 mod lag;
 mod ledger;
+mod recording;
 mod registry;
 #[cfg(not(test))]
 mod signals;

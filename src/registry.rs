@@ -12,6 +12,7 @@ use crate::aggregator::{Aggregator, Config};
 use crate::clock::{monotonic_ms, Clock};
 use crate::lag::{Lag, Stall};
 use crate::ledger::Ledger;
+use crate::recording::Recording;
 
 /// How often the watch thread looks at a loop busy for half the lag threshold or more: a stall
 /// is noticed at most this long after it crosses the threshold.
@@ -35,6 +36,9 @@ struct State {
     lag: Option<Lag>,
     /// While recording: (time, scope index or None when idle) at each change seen.
     timeline: Option<Vec<(f64, Option<usize>)>>,
+    /// Running recordings (one per capture) by id, and the id the next one gets.
+    recordings: Vec<(u32, Recording)>,
+    next_recording: u32,
 }
 
 impl Shared {
@@ -42,7 +46,7 @@ impl Shared {
     pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger, lag_threshold_ms: Option<f64>) -> Arc<Self> {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
-        Arc::new(Shared { thread_id, clock, state: Mutex::new(State { ledger: Some(ledger), agg, lag, timeline: None }) })
+        Arc::new(Shared { thread_id, clock, state: Mutex::new(State { ledger: Some(ledger), agg, lag, timeline: None, recordings: Vec::new(), next_recording: 1 }) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
@@ -64,17 +68,22 @@ impl Shared {
 
     /// The idle mark, on the monitored thread just before its loop polls: ends the stretch
     /// and charges the running interval. Returns the lag event if the stretch was a stall.
+    /// Recordings get the event too.
     pub fn idle(&self) -> Option<Value> {
-        let stall = {
+        let event = {
             let mut st = self.state.lock();
-            let State { ledger, agg, lag, .. } = &mut *st;
+            let State { ledger, agg, lag, recordings, .. } = &mut *st;
             let ledger = ledger.as_ref()?;
             let now = self.clock.now();
             let (slot, _) = ledger.running()?;
             let wake = ledger.wake();
             ledger.close_running(now);
             let stall = lag.as_mut()?.stretch_ended(wake, slot, now)?;
-            self.stall_json(agg, stall)
+            let event = self.stall_json(agg, stall);
+            for (_, r) in recordings.iter_mut() {
+                r.push_stall(&event);
+            }
+            event
         };
         // Rare (a stall), and outside the state lock: the watch thread takes these two the other way round.
         if !has_stall_listener(self.thread_id) {
@@ -82,7 +91,25 @@ impl Shared {
                 ledger.want_stacks();
             }
         }
-        Some(stall)
+        Some(event)
+    }
+
+    /// Starts a recording of every window closed and every stall from now; returns its id.
+    pub fn record(&self) -> u32 {
+        let mut st = self.state.lock();
+        let id = st.next_recording;
+        st.next_recording = id.wrapping_add(1).max(1);
+        st.recordings.push((id, Recording::new()));
+        id
+    }
+
+    /// Ends recording `id`: `{ windows, lag: { events, dropped } }`; `None` if there is no such
+    /// recording. Works after detach too (a capture ended by stop()).
+    pub fn take_recording(&self, id: u32) -> Option<Value> {
+        let mut st = self.state.lock();
+        let i = st.recordings.iter().position(|(r, _)| *r == id)?;
+        let (_, r) = st.recordings.swap_remove(i);
+        Some(r.to_json(st.agg.config().time_origin))
     }
 
     fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
@@ -158,11 +185,14 @@ impl Shared {
     /// Closes the window if it is due; returns when the next one is due (monotonic ms).
     fn tick(&self) -> Option<f64> {
         let mut st = self.state.lock();
-        let State { ledger, agg, lag, .. } = &mut *st;
+        let State { ledger, agg, lag, recordings, .. } = &mut *st;
         let ledger = ledger.as_ref()?;
         let now = self.clock.now();
         if now >= agg.due() {
-            agg.close(ledger, now, lag.as_mut().map(Lag::close_window));
+            let w = agg.close(ledger, now, lag.as_mut().map(Lag::close_window));
+            for (_, r) in recordings.iter_mut() {
+                r.push_window(w.clone());
+            }
         }
         Some(agg.due() - now + monotonic_ms())
     }

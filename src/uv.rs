@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::registry::{self, Shared};
 
-pub type StallSink = Box<dyn Fn(Value)>;
+pub type StallSink = Box<dyn Fn(&Value)>;
 
 /// Room for a `uv_prepare_t` (120 bytes on x86-64 in every libuv Node ships).
 #[repr(C, align(8))]
@@ -60,14 +60,14 @@ fn check(what: &str, status: c_int) -> napi::Result<()> {
 ///
 /// # Safety
 /// Call on the thread that owns `env`; `shared`'s ledger must view the memory `buffer` keeps alive.
-pub unsafe fn attach(env: sys::napi_env, shared: Arc<Shared>, buffer: sys::napi_ref, on_stall: Option<StallSink>) -> napi::Result<*mut Attachment> {
+pub unsafe fn attach(env: sys::napi_env, shared: Arc<Shared>, buffer: sys::napi_ref) -> napi::Result<*mut Attachment> {
     let mut event_loop = ptr::null_mut();
     check("napi_get_uv_event_loop", sys::napi_get_uv_event_loop(env, &mut event_loop))?;
     let a = Box::into_raw(Box::new(Attachment {
         handle: UvPrepare([0; 32]),
         env,
         shared,
-        on_stall,
+        on_stall: None,
         buffer,
         cleanup: ptr::null_mut(),
         closing: false,
@@ -86,6 +86,16 @@ pub unsafe fn attach(env: sys::napi_env, shared: Arc<Shared>, buffer: sys::napi_
     }
     registry::register((*a).shared.clone());
     Ok(a)
+}
+
+/// Sets or clears who is told of each stall; the old sink is dropped here.
+///
+/// # Safety
+/// `a` comes from `attach` and is not yet detached; call on the owning thread.
+pub unsafe fn set_stall_sink(a: *mut Attachment, sink: Option<StallSink>) {
+    if !(*a).closing {
+        (*a).on_stall = sink;
+    }
 }
 
 /// Stops all reads of the ledger, releases the buffer and closes the handle. Idempotent
@@ -112,7 +122,7 @@ unsafe extern "C" fn on_prepare(h: *mut UvPrepare) {
     // A panic must not unwind into libuv; losing one idle mark only blurs one interval.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if let (Some(stall), Some(sink)) = (a.shared.idle(), &a.on_stall) {
-            sink(stall);
+            sink(&stall);
         }
     }));
 }

@@ -22,6 +22,21 @@ function blockFor(ms) {
   return busy(ms);
 }
 
+test('a capture needs no window or lag listener: the addon records windows and stalls', async () => {
+  const mon = rloop.start({ windowMs: 50, lagThreshold: 30 });
+  const report = mon.capture({ durationMs: 500, heapStats: false });
+  assert.strictEqual(mon.listenerCount('window') + mon.listenerCount('lag'), 0, 'nothing listens');
+  setTimeout(() => rloop.scope('stall', () => blockFor(80), { key: 'k' }), 100);
+  const r = await report;
+  mon.stop();
+  assertValidReport(r);
+  assert.ok(r.elu.windows.length >= 5, `${r.elu.windows.length} windows`);
+  assert.ok(r.elu.windows.some((w) => w.scopes.some((s) => s.name === 'stall' && s.keys.worst[0].key === 'k')));
+  const stall = r.lag.events.find((e) => e.scope === 'stall');
+  assert.ok(stall && stall.lagMs >= 80 && stall.key === 'k', JSON.stringify(r.lag));
+  assert.strictEqual(r.lag.dropped, 0);
+});
+
 test('a capture collects ELU, lag, heap and a profile, and writes JSON and .cpuprofile', async () => {
   await primeStackSampler();
   const mon = rloop.start({ windowMs: 200 });

@@ -5,6 +5,7 @@ const test = require('node:test');
 const assert = require('node:assert');
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
+const { assertValidReport } = require('./report');
 
 test('10 M async operations, unawaited promises among them: RSS grows < 10 MB after GC', { timeout: 600_000 }, (t) => {
   const out = execFileSync(process.execPath, ['--expose-gc', path.join(__dirname, 'fixtures', 'memory-churn.js'), '10000000'], { encoding: 'utf8' });
@@ -14,4 +15,20 @@ test('10 M async operations, unawaited promises among them: RSS grows < 10 MB af
   assert.strictEqual(r.scopes, 10);
   assert.ok(r.rssMb < 10, `RSS grew ${r.rssMb.toFixed(2)} MB`);
   assert.ok(r.heapUsedMb < 1, `heap used grew ${r.heapUsedMb.toFixed(2)} MB`);
+});
+
+test('an Infinity capture at windowMs 10 keeps the heap flat; its windows cover the whole span', { timeout: 120_000 }, (t) => {
+  const fixture = path.join(__dirname, 'fixtures', 'long-capture.js');
+  const out = execFileSync(process.execPath, ['--expose-gc', fixture, '20000', 'rloop', 'report'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = JSON.parse(out);
+  t.diagnostic(`heap +${r.heapUsedMb.toFixed(2)} MB, RSS +${r.rssMb.toFixed(2)} MB; ${r.windows} windows for ${r.merged}`);
+  assertValidReport(r.report);
+  assert.ok(r.heapUsedMb < 3, `heap used grew ${r.heapUsedMb.toFixed(2)} MB over 15 s`);
+  assert.ok(r.rssMb < 40, `RSS grew ${r.rssMb.toFixed(2)} MB over 15 s`);
+  assert.ok(r.windows <= 1000 && r.windows >= 500, `${r.windows} windows`);
+  assert.ok(r.merged > 1000, `the windows stand for ${r.merged} closed windows`);
+  assert.ok(r.report.elu.windows.some((w) => w.merged >= 2));
+  assert.ok(Math.abs(r.gapStartMs) < 50 && Math.abs(r.gapEndMs) < 50, `uncovered: ${r.gapStartMs} ms at the start, ${r.gapEndMs} at the end`);
+  const covered = r.report.elu.windows.reduce((ms, w) => ms + w.durationMs, 0);
+  assert.ok(Math.abs(covered - r.durationMs) < 100, `windows cover ${covered} of ${r.durationMs} ms`);
 });

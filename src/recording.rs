@@ -1,0 +1,197 @@
+//! Recordings: what one capture keeps of a monitor — every window closed while it runs and
+//! every stall — in bounded memory, however long the capture lasts.
+//!
+//! A recording holds at most `MAX_WINDOWS` windows (and at most `MAX_ENTRIES` scope entries
+//! over all of them). When full, neighbouring windows are merged in pairs and each later
+//! window then covers twice as many closed windows, so a recording of any length is an even
+//! timeline of its whole span. A merged window sums busy time and calls per scope and lag
+//! stretches and stalls; what cannot be merged from summaries is bounded instead: key and
+//! stretch percentiles become the largest of the merged windows' (an upper bound of the true
+//! percentile over the span), worst keys the busiest of the merged lists, and `merged` says
+//! how many windows it stands for.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::aggregator::{ScopeWindow, Window};
+use crate::keys::KeyStats;
+use crate::lag::LagStats;
+
+/// Windows a recording keeps at most: 1 000 bars of timeline.
+pub const MAX_WINDOWS: usize = 1000;
+/// Scope entries over all its windows at most (≈ 100 bytes each).
+pub const MAX_ENTRIES: usize = 200_000;
+/// Stalls a recording keeps; later ones are counted in `dropped`.
+pub const MAX_EVENTS: usize = 1000;
+
+#[derive(Default)]
+pub struct Recording {
+    windows: Vec<Arc<Window>>,
+    /// Closed windows each kept window stands for (the last may stand for fewer).
+    span: u64,
+    entries: usize,
+    events: Vec<Value>,
+    dropped: u64,
+}
+
+impl Recording {
+    pub fn new() -> Self {
+        Recording { span: 1, ..Default::default() }
+    }
+
+    /// Appends a closed window, merging into the last one while it stands for fewer than `span`.
+    pub fn push_window(&mut self, w: Arc<Window>) {
+        if let Some(last) = self.windows.last_mut().filter(|l| l.merged < self.span) {
+            self.entries -= last.scopes.len();
+            *last = Arc::new(merge(last, &w));
+            self.entries += last.scopes.len();
+        } else {
+            self.entries += w.scopes.len();
+            self.windows.push(w);
+        }
+        while self.windows.len() >= 2 && (self.windows.len() > MAX_WINDOWS || self.entries > MAX_ENTRIES) {
+            self.halve();
+        }
+    }
+
+    fn halve(&mut self) {
+        let old = std::mem::take(&mut self.windows);
+        self.windows = old.chunks(2).map(|p| if p.len() == 2 { Arc::new(merge(&p[0], &p[1])) } else { p[0].clone() }).collect();
+        self.entries = self.windows.iter().map(|w| w.scopes.len()).sum();
+        self.span *= 2;
+    }
+
+    /// Appends a stall (a lag event as `Shared::idle` builds it).
+    pub fn push_stall(&mut self, event: &Value) {
+        if self.events.len() < MAX_EVENTS {
+            self.events.push(event.clone());
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// `{ windows, lag: { events, dropped } }`, the windows in the public shape.
+    pub fn to_json(&self, time_origin: f64) -> Value {
+        let windows: Vec<Value> = self.windows.iter().map(|w| w.to_json(time_origin)).collect();
+        json!({ "windows": windows, "lag": { "events": self.events, "dropped": self.dropped } })
+    }
+}
+
+/// Window `a` followed by window `b` as one window.
+fn merge(a: &Window, b: &Window) -> Window {
+    let mut scopes: Vec<ScopeWindow> = a.scopes.clone();
+    for s in &b.scopes {
+        match scopes.iter_mut().find(|x| x.index == s.index) {
+            Some(x) => merge_scope(x, s),
+            None => scopes.push(s.clone()),
+        }
+    }
+    scopes.sort_by(|x, y| y.busy_ms.total_cmp(&x.busy_ms));
+    let mut unattributed = a.unattributed.clone();
+    merge_scope(&mut unattributed, &b.unattributed);
+    Window {
+        seq: a.seq,
+        start: a.start,
+        end: b.end,
+        busy_ms: a.busy_ms + b.busy_ms,
+        unattributed,
+        scopes,
+        lag: match (&a.lag, &b.lag) {
+            (Some(x), Some(y)) => Some(LagStats {
+                stretches: x.stretches + y.stretches,
+                stalls: x.stalls + y.stalls,
+                p50_ms: x.p50_ms.max(y.p50_ms),
+                p99_ms: x.p99_ms.max(y.p99_ms),
+                max_ms: x.max_ms.max(y.max_ms),
+            }),
+            (x, y) => x.clone().or_else(|| y.clone()),
+        },
+        merged: a.merged + b.merged,
+    }
+}
+
+fn merge_scope(into: &mut ScopeWindow, s: &ScopeWindow) {
+    into.busy_ms += s.busy_ms;
+    into.calls += s.calls;
+    into.keys = match (into.keys.take(), &s.keys) {
+        (Some(x), Some(y)) => Some(Box::new(merge_keys(&x, y))),
+        (x, y) => x.or_else(|| y.clone()),
+    };
+}
+
+fn merge_keys(a: &KeyStats, b: &KeyStats) -> KeyStats {
+    let keep = a.worst.len().max(b.worst.len());
+    let mut worst = a.worst.clone();
+    for (key, busy) in b.worst.iter() {
+        match worst.iter_mut().find(|(k, _)| k == key) {
+            Some(w) => w.1 += busy, // one key charged in both windows
+            None => worst.push((key.clone(), *busy)),
+        }
+    }
+    worst.sort_by(|x, y| y.1.total_cmp(&x.1));
+    worst.truncate(keep);
+    KeyStats {
+        count: a.count + b.count,
+        dropped: a.dropped + b.dropped,
+        p50_ms: a.p50_ms.max(b.p50_ms),
+        p99_ms: a.p99_ms.max(b.p99_ms),
+        max_ms: a.max_ms.max(b.max_ms),
+        worst,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregator::{Aggregator, Config};
+    use crate::ledger::test_support::Memory;
+
+    #[test]
+    fn a_long_recording_is_a_downsampled_timeline_of_its_whole_span() {
+        let c = Config { window_ms: 10.0, history: 2, max_scopes: 2, key_slots: 2, max_keys: 4, worst_keys: 1, time_origin: 0.0 };
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c.clone(), 0.0);
+        let x = a.add_scope("x");
+        let k = 2 + c.max_scopes;
+        let mut r = Recording::new();
+        let n = 60_000u64; // ten minutes of 10 ms windows
+        for i in 0..n {
+            let t = i as f64 * 10.0;
+            a.bind_key(&l, k + (i as usize % 2), x, format!("key-{i}")).unwrap();
+            m.switch_to(k + (i as usize % 2), t);
+            m.call(k + (i as usize % 2));
+            let spent = if i == 12_345 { 9.0 } else { 1.0 };
+            m.switch_to(0, t + spent);
+            l.close_running(t + spent);
+            r.push_window(a.close(&l, t + 10.0, None));
+        }
+        let v = r.to_json(0.0);
+        let windows = v["windows"].as_array().unwrap();
+        assert!(windows.len() <= MAX_WINDOWS && windows.len() > MAX_WINDOWS / 2, "{}", windows.len());
+        assert_eq!(windows[0]["start"], 0.0);
+        assert_eq!(windows.last().unwrap()["end"], n as f64 * 10.0, "covers the whole span");
+        let merged: u64 = windows.iter().map(|w| w["merged"].as_u64().unwrap_or(1)).sum();
+        assert_eq!(merged, n, "every closed window is in exactly one kept window");
+        let busy: f64 = windows.iter().map(|w| w["scopes"][0]["busyMs"].as_f64().unwrap()).sum();
+        assert!((busy - (n as f64 + 8.0)).abs() < 1e-6, "busy time is summed: {busy}");
+        let calls: f64 = windows.iter().map(|w| w["scopes"][0]["calls"].as_f64().unwrap()).sum();
+        assert_eq!(calls, n as f64);
+        let keys = windows.iter().map(|w| &w["scopes"][0]["keys"]).find(|k| k["maxMs"] == 9.0).expect("the slow key's window");
+        assert_eq!(keys["worst"][0]["key"], "key-12345", "the worst key survives merging: {keys}");
+        let count: u64 = windows.iter().map(|w| w["scopes"][0]["keys"]["count"].as_u64().unwrap()).sum();
+        assert_eq!(count, n);
+    }
+
+    #[test]
+    fn stalls_past_the_cap_are_counted() {
+        let mut r = Recording::new();
+        for i in 0..MAX_EVENTS + 5 {
+            r.push_stall(&json!({ "lagMs": i }));
+        }
+        let v = r.to_json(0.0);
+        assert_eq!(v["lag"]["events"].as_array().unwrap().len(), MAX_EVENTS);
+        assert_eq!(v["lag"]["dropped"], 5);
+    }
+}

@@ -1,0 +1,48 @@
+'use strict';
+// Reads work at every allowed size: bulk data crosses N-API as JSON, which has no value limit.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const rloop = require('..');
+const { setTimeout: sleep } = require('node:timers/promises');
+
+const SCOPES = 50_000; // ≈ 28 JS values a keyed scope a window: 1.4 M a window
+
+test('reads of 50 000 keyed scopes over several windows hold all of them', async () => {
+  const mon = rloop.start({ windowMs: 150, maxScopes: SCOPES, history: 10 });
+  try {
+    const end = Date.now() + 700;
+    let n = 0;
+    while (Date.now() < end) {
+      for (let i = 0; i < SCOPES; i++) rloop.scope(`s${i}`, () => {}, { key: `k${n++}` });
+      await sleep(20);
+    }
+    await sleep(200);
+    const history = mon.history();
+    assert.ok(history.length >= 3, `windows: ${history.length}`);
+    const widest = Math.max(...history.map((w) => w.scopes.length));
+    assert.ok(widest >= SCOPES / 5, `a window holds ${widest} scopes`);
+    const keyed = history.flatMap((w) => w.scopes).find((s) => s.keys);
+    assert.ok(keyed.keys.count >= 1 && keyed.keys.worst.length >= 1, JSON.stringify(keyed));
+    const totals = mon.totals();
+    assert.strictEqual(totals.scopes.length, SCOPES);
+    assert.ok(totals.scopes.every((s) => s.calls >= 1));
+    for (let i = 0; i < SCOPES; i++) rloop.scope(`s${i}`, () => {}, { key: `k${n++}` });
+    // Read at once: this window and the last hold them all.
+    const live = mon.elu();
+    assert.ok(live.scopes.length + live.last.scopes.length >= SCOPES / 5 && live.windowMs === 150);
+    const [me] = rloop.threads().filter((t) => t.windowMs === 150);
+    assert.ok(me.last.seq >= 3 && Array.isArray(me.current.scopes));
+  } finally {
+    mon.stop();
+  }
+});
+
+test('an app with 50 000 keyed scopes and a window listener runs to its end', () => {
+  const out = execFileSync(process.execPath, [path.join(__dirname, 'fixtures', 'many-scopes.js'), String(SCOPES), '1500'], { encoding: 'utf8', timeout: 120_000 });
+  const r = JSON.parse(out);
+  assert.ok(r.windows >= 3, out);
+  assert.ok(r.widest >= SCOPES / 5, out);
+});
