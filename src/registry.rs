@@ -2,6 +2,7 @@
 //! on time and watches for stalls, whether or not the monitored loop is blocked.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -161,7 +162,7 @@ impl Shared {
     /// Starts recording which scope runs when (sampled by the watch thread), from now.
     pub fn start_timeline(&self) {
         self.state.lock().timeline = Some(Vec::new());
-        WAKE.notify_one();
+        nudge();
     }
 
     /// Stops recording; returns the transitions: (time on this thread's clock, scope name or
@@ -217,6 +218,15 @@ pub type StallListener = Box<dyn Fn(f64) + Send + Sync>;
 static MONITORS: Mutex<Vec<Arc<Shared>>> = Mutex::new(Vec::new());
 static STALL_LISTENERS: Mutex<Option<HashMap<u32, StallListener>>> = Mutex::new(None);
 static WAKE: Condvar = Condvar::new();
+/// Set when the watch thread must look again before it waits (a monitor or a timeline is new):
+/// a notification sent while it was busy, not waiting, would otherwise be lost.
+static NUDGED: AtomicBool = AtomicBool::new(false);
+
+fn nudge() {
+    NUDGED.store(true, Relaxed);
+    let _waiting = MONITORS.lock(); // the watch thread checks NUDGED under this lock, then waits
+    WAKE.notify_one();
+}
 
 pub fn register(shared: Arc<Shared>) {
     static WATCHER: OnceLock<()> = OnceLock::new();
@@ -224,7 +234,7 @@ pub fn register(shared: Arc<Shared>) {
         std::thread::Builder::new().name("rloop-watch".into()).spawn(watch_loop).expect("spawn the rloop watch thread");
     });
     MONITORS.lock().push(shared);
-    WAKE.notify_one();
+    nudge();
 }
 
 pub fn unregister(shared: &Arc<Shared>) {
@@ -281,7 +291,9 @@ fn watch_loop() {
         }
         let wait = (next - monotonic_ms()).clamp(0.0, 250.0);
         let mut list = MONITORS.lock();
-        WAKE.wait_for(&mut list, Duration::from_secs_f64(wait / 1e3));
+        if !NUDGED.swap(false, Relaxed) {
+            WAKE.wait_for(&mut list, Duration::from_secs_f64(wait / 1e3));
+        }
     }
 }
 
@@ -343,7 +355,8 @@ mod tests {
         let lag = event["lagMs"].as_f64().unwrap();
         assert!((80.0..200.0).contains(&lag), "{event}");
         let after = event["noticedAfterMs"].as_f64().unwrap();
-        assert!((30.0..30.0 + 4.0 * WATCH_EVERY_MS).contains(&after), "{event}");
+        // At the threshold, plus what a loaded machine delays the watch thread (within the 80 ms).
+        assert!((30.0..80.0).contains(&after), "{event}");
         assert!(shared.idle().is_none(), "idle now: nothing more to report");
     }
 
