@@ -112,7 +112,7 @@ class Capture {
   #timeline;
   #profile = null; // the running profile, once started
   #unguard;
-  #listeners;
+  #collecting = true;
   #begun;
   #finishing = null;
   #settle;
@@ -126,11 +126,8 @@ class Capture {
     this.#totalsBefore = inner.totals();
     this.#ioTotals = inner.collectIo();
     // Windows and stalls are kept by the addon, bounded however long the capture runs; slow
-    // I/O is emitted synchronously from JS, and capped here.
+    // I/O comes from JS, through slowIO(), and is capped here.
     this.#recording = inner.record();
-    const io = this.#io;
-    this.#listeners = { slowIO: (event) => (io.events.length < MAX_EVENTS ? io.events.push(event) : io.dropped++) };
-    for (const [name, fn] of Object.entries(this.#listeners)) monitor.on(name, fn);
     if (options.heapStats) {
       this.#heapStart = heap.stats();
       this.#timeline = heap.timeline({ everyMs: HEAP_EVERY_MS, onSample: (s) => monitor.emit('heapStats', s) });
@@ -196,10 +193,18 @@ class Capture {
     return report;
   }
 
+  /** A slow I/O operation, from the monitor (not an event listener: captures are unbounded in number). */
+  slowIO(event) {
+    if (!this.#collecting) return;
+    const io = this.#io;
+    if (io.events.length < MAX_EVENTS) io.events.push(event);
+    else io.dropped++;
+  }
+
   /** Stops collecting and assembles the report (no I/O). */
   #collect(reason, profile) {
+    this.#collecting = false;
     this.#unguard();
-    for (const [name, fn] of Object.entries(this.#listeners)) this.#monitor.off(name, fn);
     this.#timeline?.stop();
     this.#ioTotals?.stop();
     const end = Date.now();

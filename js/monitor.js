@@ -49,7 +49,7 @@ class Monitor extends EventEmitter {
     this.on('removeListener', (event) => this.#listening(event, false));
     this.#bindNative = this.#native.keyBinder();
     if (options.io) {
-      this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.emit('slowIO', e), context: hooks.current });
+      this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.#slowIO(e), context: hooks.current });
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyOwners = new Array(options.keySlots);
@@ -138,6 +138,11 @@ class Monitor extends EventEmitter {
       record: () => n.record(),
       takeRecording: (id) => n.takeRecording(id),
     };
+  }
+
+  #slowIO(event) {
+    for (const c of this.#captures) c.slowIO(event);
+    this.emit('slowIO', event);
   }
 
   /** An internal failure: an 'error' event if someone listens, never an exception in the app. */

@@ -248,3 +248,21 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
     assert.ok(watched.afterMs < plain.afterMs + 1000, `ended ${watched.afterMs.toFixed(0)} ms after ${signal} (plain: ${plain.afterMs.toFixed(0)})`);
   });
 }
+
+test('many concurrent captures add no listeners: no MaxListenersExceededWarning, each gets the slow I/O', () => {
+  const script = `const rloop = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const http = require('node:http');
+    const mon = rloop.start({ ioThreshold: 50 });
+    const server = http.createServer((req, res) => setTimeout(() => res.end('late'), 80)).listen(0, '127.0.0.1', async () => {
+      const runs = Array.from({ length: 12 }, () => mon.capture({ durationMs: 400, heapStats: false }));
+      http.get({ host: '127.0.0.1', port: server.address().port, path: '/slow' }, (res) => res.resume());
+      const reports = await Promise.all(runs);
+      server.close();
+      mon.stop();
+      console.log(JSON.stringify({ slow: reports.map((r) => r.io.events.filter((e) => e.type === 'http').length) }));
+    });`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20000 });
+  assert.strictEqual(r.stderr, '');
+  const out = JSON.parse(r.stdout);
+  assert.deepStrictEqual(out.slow, new Array(12).fill(1), 'every capture has the slow request');
+});
