@@ -177,6 +177,21 @@ export interface LagEvent {
   stack: Frame[] | null;
   /** When the watch thread noticed it; null when too short to be seen while running. */
   noticedAfterMs: number | null;
+  /** When the stack (stack or stackSeen) was taken, ms after the stall began; null: none was. */
+  stackTakenAfterMs: number | null;
+  /**
+   * Frames taken during the stall that are not known to be the blocker's: taken after V8 came
+   * back from code it cannot interrupt (JSON.parse, a C++ call), or while another scope ran.
+   */
+  stackSeen: Frame[] | null;
+  /** Why stackSeen is not the blocker's stack. */
+  stackNote: string | null;
+  /** Native work the blocker was in, when Node's own frames on the stack say. */
+  native: 'crypto' | 'zlib' | 'fs' | 'child_process' | 'module loading' | null;
+  /** Who ran inside the stall, busiest first (sampled every few ms by the watch thread). */
+  scopes: { scope: string | null; key: string | null; ms: number }[];
+  /** The stretch that was running when rloop started (zero-code: the app's start-up). */
+  atStart: boolean;
 }
 
 export interface SlowIoEvent {

@@ -17,13 +17,16 @@ const ANSWER_TIMEOUT_MS = 1000;
 
 // Runs in the main thread. Call sites rather than a formatted stack: exact, and unaffected by
 // an app's own Error.prepareStackTrace (restored at once, as is stackTraceLimit).
+// It returns when it ran (epoch ms, comparable across threads): V8 serves the interrupt at its
+// next check, at once in JS but only after most builtins and C++ return (src/blame.rs).
 const EXPRESSION = `(() => {
+  const answered = performance.timeOrigin + performance.now();
   const prepare = Error.prepareStackTrace, limit = Error.stackTraceLimit, holder = {};
   Error.prepareStackTrace = (_, calls) => calls;
   Error.stackTraceLimit = ${MAX_FRAMES + 2};
   try {
     Error.captureStackTrace(holder);
-    return holder.stack.slice(1).map((c) => [c.getFunctionName(), c.getFileName(), c.getLineNumber(), c.getColumnNumber()]);
+    return [answered, holder.stack.slice(1).map((c) => [c.getFunctionName(), c.getFileName(), c.getLineNumber(), c.getColumnNumber()])];
   } finally {
     Error.prepareStackTrace = prepare;
     Error.stackTraceLimit = limit;
@@ -50,15 +53,19 @@ async function capture(wake) {
   let timer;
   try {
     session.connectToMainThread();
+    const ranBefore = native.threadCpuMs(watched);
+    const asked = performance.timeOrigin + performance.now();
     const answer = await new Promise((resolve, reject) => {
       timer = setTimeout(() => reject(new Error('no answer')), ANSWER_TIMEOUT_MS);
       const params = { expression: EXPRESSION, returnByValue: true, silent: true };
       session.post('Runtime.evaluate', params, (e, r) => (e ? reject(e) : resolve(r)));
     });
+    const ran = native.threadCpuMs(watched) - ranBefore; // NaN if unknown: then judged by wall time
     if (answer.exceptionDetails || !Array.isArray(answer.result.value)) return;
+    const [answered, calls] = answer.result.value;
     // The evaluated expression's own frame (no file) tops the stack: skip it.
-    const frames = answer.result.value.filter(([, file]) => file).slice(0, MAX_FRAMES).map(toFrame);
-    native.stallStack(watched, wake, frames);
+    const frames = calls.filter(([, file]) => file).slice(0, MAX_FRAMES).map(toFrame);
+    native.stallStack(watched, wake, asked, answered, Number.isFinite(ran) ? ran : answered - asked, frames);
   } catch {
     // The stall ended first, or the main thread is going away: no stack for this one.
   } finally {

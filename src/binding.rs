@@ -79,11 +79,18 @@ pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
     );
 }
 
-/// Gives the stall of thread `thread_id` that woke at `wake` the frames that were blocking it.
-/// False when that stall is over or has a stack already.
+/// Gives the stall of thread `thread_id` that woke at `wake` the frames taken while it blocked,
+/// asked for and answered at these epoch ms, the thread having run `ran_ms` of CPU in between
+/// (`threadCpuMs`). False when that stall is over or has a stack already.
 #[napi(catch_unwind)]
-pub fn stall_stack(thread_id: u32, wake: f64, frames: Value) -> bool {
-    registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, frames))
+pub fn stall_stack(thread_id: u32, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value) -> bool {
+    registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, asked, answered, ran_ms, frames))
+}
+
+/// Milliseconds of CPU monitored thread `thread_id` has used, or null.
+#[napi(catch_unwind)]
+pub fn thread_cpu_ms(thread_id: u32) -> Option<f64> {
+    registry::find(thread_id).and_then(|m| m.cpu?.ms())
 }
 
 /// Has `finish(signal)` run on this (the main) thread when one of `signals` (SIGINT, SIGTERM)

@@ -19,6 +19,19 @@ pub struct LagStats {
     pub max_ms: f64,
 }
 
+/// A stack the stack sampler took while a stall went on (times on the monitored thread's clock).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Taken {
+    /// When the sampler asked for it, and when the monitored thread answered: V8 answers at its
+    /// next interrupt check, at once in JS, only after it returns from most builtins and C++.
+    pub asked: f64,
+    pub answered: f64,
+    /// CPU the monitored thread used from the question until the answer arrived: what it spent
+    /// running code that did not check for interrupts (the rest of a late answer is waiting).
+    pub ran_ms: f64,
+    pub frames: Value,
+}
+
 /// A stall that has ended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stall {
@@ -27,10 +40,16 @@ pub struct Stall {
     pub lag_ms: f64,
     /// The slot that held the loop for most of the stall.
     pub slot: usize,
-    /// How long after `start` the watch thread noticed it, if it did.
+    /// How long after `start` the watch thread noticed it, if it did, and the slot charged then.
     pub noticed_after_ms: Option<f64>,
-    /// Frames taken while it blocked, if a stack sampler delivered them in time.
-    pub stack: Option<Value>,
+    pub noticed_slot: Option<usize>,
+    /// Watch-thread samples per slot while it lasted (from half the threshold on).
+    pub samples: Vec<(usize, u32)>,
+    /// A stack taken while it blocked, if the stack sampler delivered one in time.
+    pub stack: Option<Taken>,
+    /// The stretch that was running when the monitor started (with `-r rloop/register`, the
+    /// app's own start-up): begun before rloop could watch it.
+    pub at_start: bool,
 }
 
 pub struct Lag {
@@ -39,11 +58,13 @@ pub struct Lag {
     wake: f64,
     /// Samples per slot in the stretch being watched.
     tally: Vec<(usize, u32)>,
-    noticed_at: Option<f64>,
-    stack: Option<Value>,
+    noticed_at: Option<(f64, usize)>,
+    stack: Option<Taken>,
     stretches: Histogram<u32>,
     stalls: u64,
     max_ms: f64,
+    /// Stretches ended since the monitor started.
+    ended: u64,
 }
 
 fn histogram() -> Histogram<u32> {
@@ -53,7 +74,7 @@ fn histogram() -> Histogram<u32> {
 
 impl Lag {
     pub fn new(threshold_ms: f64) -> Self {
-        Lag { threshold_ms, wake: f64::NAN, tally: Vec::new(), noticed_at: None, stack: None, stretches: histogram(), stalls: 0, max_ms: 0.0 }
+        Lag { threshold_ms, wake: f64::NAN, tally: Vec::new(), noticed_at: None, stack: None, stretches: histogram(), stalls: 0, max_ms: 0.0, ended: 0 }
     }
 
     /// Ms from `now` until the watch thread must look at this loop, `wake` being when its running
@@ -88,14 +109,14 @@ impl Lag {
         }
         let newly = self.noticed_at.is_none() && now - wake >= self.threshold_ms;
         if newly {
-            self.noticed_at = Some(now);
+            self.noticed_at = Some((now, slot));
         }
         newly
     }
 
-    /// Frames of the code blocking the stretch that woke at `wake`; ignored if that stretch is
+    /// A stack taken while the stretch that woke at `wake` blocked; ignored if that stretch is
     /// over or already has a stack.
-    pub fn attach_stack(&mut self, wake: f64, stack: Value) -> bool {
+    pub fn attach_stack(&mut self, wake: f64, stack: Taken) -> bool {
         let fits = wake == self.wake && self.stack.is_none();
         if fits {
             self.stack = Some(stack);
@@ -109,13 +130,24 @@ impl Lag {
         if !lag_ms.is_finite() || lag_ms < 0.0 {
             return None;
         }
+        let at_start = self.ended == 0;
+        self.ended += 1;
         self.stretches.saturating_record(((lag_ms * 1e3).round() as u64).max(1));
         self.max_ms = self.max_ms.max(lag_ms);
         self.follow(wake);
         let stall = (lag_ms >= self.threshold_ms).then(|| {
             self.stalls += 1;
             let held = self.tally.iter().max_by_key(|(_, n)| *n).map_or(last_slot, |(s, _)| *s);
-            Stall { start: wake, lag_ms, slot: held, noticed_after_ms: self.noticed_at.map(|t| t - wake), stack: self.stack.take() }
+            Stall {
+                start: wake,
+                lag_ms,
+                slot: held,
+                noticed_after_ms: self.noticed_at.map(|(t, _)| t - wake),
+                noticed_slot: self.noticed_at.map(|(_, s)| s),
+                samples: std::mem::take(&mut self.tally),
+                stack: self.stack.take(),
+                at_start,
+            }
         });
         self.wake = f64::NAN;
         stall
@@ -153,11 +185,22 @@ mod tests {
         assert!(!lag.watch(7, 100.0, 120.0));
         assert!(lag.watch(7, 100.0, 160.0), "noticed once past the threshold");
         assert!(!lag.watch(7, 100.0, 170.0), "and only once");
-        assert!(lag.attach_stack(100.0, json!(["busy"])));
-        assert!(!lag.attach_stack(100.0, json!(["late"])), "the first stack wins");
+        let taken = |frames: Value| Taken { asked: 160.0, answered: 161.0, ran_ms: 1.0, frames };
+        assert!(lag.attach_stack(100.0, taken(json!(["busy"]))));
+        assert!(!lag.attach_stack(100.0, taken(json!(["late"]))), "the first stack wins");
         let stall = lag.stretch_ended(100.0, 3, 400.0).unwrap();
-        assert_eq!(stall, Stall { start: 100.0, lag_ms: 300.0, slot: 7, noticed_after_ms: Some(60.0), stack: Some(json!(["busy"])) });
-        assert!(!lag.attach_stack(100.0, json!(["after"])), "a stack for an ended stall is dropped");
+        let expected = Stall {
+            start: 100.0,
+            lag_ms: 300.0,
+            slot: 7,
+            noticed_after_ms: Some(60.0),
+            noticed_slot: Some(7),
+            samples: vec![(3, 1), (7, 3)],
+            stack: Some(taken(json!(["busy"]))),
+            at_start: true,
+        };
+        assert_eq!(stall, expected);
+        assert!(!lag.attach_stack(100.0, taken(json!(["after"]))), "a stack for an ended stall is dropped");
     }
 
     #[test]
@@ -167,7 +210,7 @@ mod tests {
             assert_eq!(lag.stretch_ended(i as f64 * 10.0, 0, i as f64 * 10.0 + 1.0), None);
         }
         let stall = lag.stretch_ended(2000.0, 4, 2080.0).unwrap();
-        assert_eq!((stall.slot, stall.noticed_after_ms, stall.stack), (4, None, None), "unwatched: the last slot");
+        assert_eq!((stall.slot, stall.noticed_after_ms, stall.stack.is_none()), (4, None, true), "unwatched: the last slot");
         let s = lag.close_window();
         assert_eq!((s.stretches, s.stalls), (100, 1));
         assert!((s.p50_ms - 1.0).abs() < 0.02, "{s:?}");

@@ -8,6 +8,7 @@
 //! need a Node process to link against, so unit tests leave them out.
 
 mod aggregator;
+mod blame;
 mod clock;
 mod keys;
 mod lag;

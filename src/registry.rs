@@ -10,8 +10,9 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::{json, Value};
 
 use crate::aggregator::{Aggregator, Config};
-use crate::clock::{monotonic_ms, Clock};
-use crate::lag::{Lag, Stall};
+use crate::clock::{monotonic_ms, Clock, ThreadCpu};
+use crate::blame::blame;
+use crate::lag::{Lag, Stall, Taken};
 use crate::ledger::Ledger;
 use crate::recording::Recording;
 
@@ -27,6 +28,8 @@ const TIMELINE_MAX: usize = 1 << 20;
 pub struct Shared {
     pub thread_id: u32,
     pub clock: Clock,
+    /// The monitored thread's CPU clock (Shared is made on that thread).
+    pub cpu: Option<ThreadCpu>,
     state: Mutex<State>,
 }
 
@@ -47,7 +50,7 @@ impl Shared {
     pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger, lag_threshold_ms: Option<f64>) -> Arc<Self> {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
-        Arc::new(Shared { thread_id, clock, state: Mutex::new(State { ledger: Some(ledger), agg, lag, timeline: None, recordings: Vec::new(), next_recording: 1 }) })
+        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), state: Mutex::new(State { ledger: Some(ledger), agg, lag, timeline: None, recordings: Vec::new(), next_recording: 1 }) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
@@ -86,8 +89,11 @@ impl Shared {
             }
             event
         };
-        // Rare (a stall), and outside the state lock: the watch thread takes these two the other way round.
-        if !has_stall_listener(self.thread_id) {
+        // A stall asks for the stack sampler, unless it began before rloop did (an app's own
+        // start-up, which stalls in most apps): the sampler, created in the app's callbacks, is
+        // seen by its hooks, so it is created only once the app's loop has stalled. Rare, and
+        // outside the state lock: the watch thread takes these two the other way round.
+        if event["atStart"] == false && !has_stall_listener(self.thread_id) {
             if let Some(ledger) = self.state.lock().ledger.as_ref() {
                 ledger.want_stacks();
             }
@@ -114,15 +120,32 @@ impl Shared {
     }
 
     fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
-        let (scope, key) = agg.describe_slot(stall.slot);
+        let name = |slot: usize| (slot != crate::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0);
+        let (_, key) = agg.describe_slot(stall.slot);
+        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or("unattributed code"));
+        let b = blame(stall.start, stall.stack, other);
+        // Who ran inside the stall, from the watch thread's samples (every few ms from half the threshold on).
+        let sampled: u32 = stall.samples.iter().map(|(_, n)| n).sum();
+        let mut scopes: Vec<Value> = stall
+            .samples
+            .iter()
+            .map(|&(slot, n)| json!({ "scope": name(slot), "key": agg.describe_slot(slot).1, "ms": stall.lag_ms * f64::from(n) / f64::from(sampled) }))
+            .collect();
+        scopes.sort_by(|a, b| b["ms"].as_f64().unwrap_or(0.0).total_cmp(&a["ms"].as_f64().unwrap_or(0.0)));
         json!({
             "lagMs": stall.lag_ms,
             "at": agg.config().time_origin + stall.start,
             "thread": self.thread_id,
-            "scope": if stall.slot == crate::aggregator::UNATTRIBUTED { None } else { Some(scope) },
+            "scope": name(stall.slot),
             "key": key,
-            "stack": stall.stack,
+            "stack": b.stack,
             "noticedAfterMs": stall.noticed_after_ms,
+            "stackTakenAfterMs": b.taken_after_ms,
+            "stackSeen": b.seen,
+            "stackNote": b.note,
+            "native": b.native,
+            "scopes": scopes,
+            "atStart": stall.at_start,
         })
     }
 
@@ -144,8 +167,13 @@ impl Shared {
     }
 
     /// Frames of the code blocking the stall that woke at `wake`, from a stack sampler.
-    pub fn attach_stack(&self, wake: f64, stack: Value) -> bool {
-        self.state.lock().lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, stack))
+    /// `asked`/`answered` are epoch ms (`performance.timeOrigin + now()`, comparable across
+    /// threads); `ran_ms`, the CPU the monitored thread used from the question to the answer's arrival.
+    pub fn attach_stack(&self, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value) -> bool {
+        let mut st = self.state.lock();
+        let origin = st.agg.config().time_origin;
+        let taken = Taken { asked: asked - origin, answered: answered - origin, ran_ms, frames };
+        st.lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, taken))
     }
 
     /// Ms until the watch thread must look at this loop again, if before its next window.
@@ -338,7 +366,8 @@ mod tests {
         let s = shared.clone();
         listen_for_stalls(8, Some(Box::new(move |wake| {
             n.store(wake.to_bits(), SeqCst);
-            s.attach_stack(wake, json!([{ "functionName": "spin" }]));
+            let now = clock.now();
+            s.attach_stack(wake, now, now + 1.0, 1.0, json!([{ "functionName": "spin" }]));
         })));
         register(shared.clone());
         mem.set(crate::ledger::RUNNING, -1.0);

@@ -43,7 +43,8 @@ function lagSummary(windows) {
 
 function withRedactedStack(event) {
   const stack = redactStack(event.stack);
-  return stack === event.stack ? event : { ...event, stack };
+  const stackSeen = redactStack(event.stackSeen);
+  return stack === event.stack && stackSeen === event.stackSeen ? event : { ...event, stack, stackSeen };
 }
 
 /**
