@@ -4,7 +4,7 @@
 // may hold any tree.
 
 const { clip, visible } = require('../escape');
-const { num } = require('../format');
+const { num, plural } = require('../format');
 const { empty, capped } = require('../table');
 const { CATEGORIES } = require('../../analyze');
 const { MAX_NODES, MIN_SHARE } = require('../../flame');
@@ -70,7 +70,7 @@ function render(ctx, flame) {
   ctx.data.flame = data;
   const left = (Number(flame.truncated) || 0) + data.dropped;
   const note = left > 0
-    ? capped(ctx, `Flame graph: ${num(left)} call-tree nodes are left out (under ${MIN_SHARE * 100} % of the busy time, deeper than the tree keeps, or past the heaviest ${num(MAX_NODES)}); their time is in their parents.`)
+    ? capped(ctx, `Flame graph: ${plural(left, 'call-tree node')} ${left === 1 ? 'is' : 'are'} left out (under ${MIN_SHARE * 100} % of the busy time, deeper than the tree keeps, or past the heaviest ${num(MAX_NODES)}); their time is in their parents.`)
     : '';
   return `<div class="flame" id="flame-graph">
 <div class="toolbar"><input type="search" id="flame-search" placeholder="Search functions and files" aria-label="Search the flame graph">
