@@ -386,3 +386,19 @@ test('heavy functions carry their share of busy time, the basis of patterns and 
   assert.strictEqual(pattern(a, 'json-heavy').percent, json.busyPercent);
   assert.match(pattern(a, 'json-heavy').message, /^JSON\.parse\/stringify took 59\.6 % of busy time, 1,478 ms,/);
 });
+
+test('long-calls on a real profile: V8 losing an inlined frame for a sample does not split a call', async () => {
+  const { busy } = require('./helpers');
+  const p = await profile.start();
+  for (let i = 0; i < 5; i++) {
+    busy(60);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const a = analyze(await p.stop());
+  const [top] = a.longCalls.functions;
+  assert.strictEqual(top?.functionName, 'busy', JSON.stringify(a.longCalls));
+  assert.ok(top.calls >= 4, `${top.calls} of 5 calls seen whole`);
+  assert.ok(top.longestMs >= 55, `${top.longestMs} ms`);
+  assert.ok(top.percent <= 100);
+  assert.strictEqual(pattern(a, 'cpu-hog')?.location.functionName ?? pattern(a, 'long-calls').location.functionName, 'busy');
+});
