@@ -71,27 +71,48 @@ function spanS(report, fallbackS = 0) {
   return finite(d) && d > 0 ? d : Math.max(0.001, fallbackS);
 }
 
-const sortedStalls = new WeakMap(); // stall events -> sorted by time, with their ends
+const merged = new WeakMap(); // stall events -> their spans merged, in time order
 
 /**
- * For each event (`at` start, `durationMs`), the ms of it during which the loop was stalled
- * (stalls from `at` for `lagMs`), and how many stalls overlapped it. Stalls of one loop never
- * overlap one another.
+ * The spans of `stallEvents` (from `at` for `lagMs`) in time order, overlapping ones merged
+ * (stalls of one loop never overlap, but a hand-made or damaged report may hold any): `starts`,
+ * `ends` and how many stalls each span holds.
+ */
+function spans(stallEvents) {
+  let m = merged.get(stallEvents);
+  if (m !== undefined) return m;
+  const sorted = [...stallEvents].sort((a, b) => a.at - b.at);
+  m = { starts: [], ends: [], counts: [] };
+  for (const s of sorted) {
+    const end = s.at + Math.max(0, s.lagMs);
+    const last = m.ends.length - 1;
+    if (last >= 0 && s.at < m.ends[last]) {
+      m.ends[last] = Math.max(m.ends[last], end);
+      m.counts[last]++;
+    } else {
+      m.starts.push(s.at);
+      m.ends.push(end);
+      m.counts.push(1);
+    }
+  }
+  merged.set(stallEvents, m);
+  return m;
+}
+
+/**
+ * How long the loop was stalled during `events` (each from `at` for `durationMs`): `ms` summed
+ * over the events, `stalls` the distinct stalls that overlapped any, and `events[i]` each one's
+ * `{ ms, stalls }`.
  */
 function stalledDuring(events, stallEvents) {
-  let index = sortedStalls.get(stallEvents);
-  if (index === undefined) {
-    const sorted = [...stallEvents].sort((a, b) => a.at - b.at);
-    sortedStalls.set(stallEvents, (index = { sorted, ends: sorted.map((s) => s.at + s.lagMs) }));
-  }
-  const { sorted, ends } = index;
-  return events.map((e) => {
+  const { starts, ends, counts } = spans(stallEvents);
+  const hit = new Set();
+  const each = events.map((e) => {
     const start = e.at;
     const end = e.at + e.durationMs;
     if (!finite(start) || !finite(end)) return { ms: 0, stalls: 0 };
-    // The first stall that may end after `start`; a stall starts no later than the next one.
-    let lo = 0;
-    let hi = sorted.length;
+    let lo = 0; // the first span that ends after `start`
+    let hi = ends.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (ends[mid] <= start) lo = mid + 1;
@@ -99,15 +120,19 @@ function stalledDuring(events, stallEvents) {
     }
     let ms = 0;
     let n = 0;
-    for (let i = lo; i < sorted.length && sorted[i].at < end; i++) {
-      const overlap = Math.min(end, ends[i]) - Math.max(start, sorted[i].at);
+    for (let i = lo; i < starts.length && starts[i] < end; i++) {
+      const overlap = Math.min(end, ends[i]) - Math.max(start, starts[i]);
       if (overlap > 0) {
         ms += overlap;
-        n++;
+        n += counts[i];
+        hit.add(i);
       }
     }
     return { ms, stalls: n };
   });
+  let stalls = 0;
+  for (const i of hit) stalls += counts[i];
+  return { ms: each.reduce((sum, e) => sum + e.ms, 0), stalls, events: each };
 }
 
 module.exports = { stalls, slowIo, busyMs, busyPercent, spanS, stalledDuring, INCOMING };

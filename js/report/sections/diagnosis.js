@@ -76,9 +76,7 @@ function slowIo(ctx) {
   if (!io.enabled || io.events.length === 0) return null;
   const side = io.outgoing.length > 0 ? io.outgoing : io.incoming;
   const [top] = groupBy(side, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
-  const stalled = facts.stalledDuring(top.items, facts.stalls(ctx.r).events);
-  const blockedMs = stalled.reduce((sum, s) => sum + s.ms, 0);
-  const overlapping = stalled.reduce((sum, s) => sum + s.stalls, 0);
+  const { ms: blockedMs, stalls: overlapping } = facts.stalledDuring(top.items, facts.stalls(ctx.r).events);
   const share = top.total > 0 ? blockedMs / top.total : 0;
   const counts = [
     io.outgoing.length > 0 ? `${plural(io.outgoing.length, 'outgoing operation')} took ${ms(io.thresholdMs)} or more` : '',

@@ -39,7 +39,7 @@ function slow(ctx, events, stallEvents) {
   const groups = groupBy(events, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
   const rows = groups.slice(0, MAX_GROUPS).map((g) => {
     const e = g.items[0];
-    const stalled = facts.stalledDuring(g.items, stallEvents).reduce((sum, s) => sum + s.ms, 0);
+    const stalled = facts.stalledDuring(g.items, stallEvents).ms;
     const share = g.total > 0 ? stalled / g.total : 0;
     const outcomes = g.items.map((i) => (i.error !== undefined ? `error ${i.error}` : i.status !== undefined ? String(i.status) : 'ok'));
     return [
