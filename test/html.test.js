@@ -248,6 +248,7 @@ test('§5 one count of stalls and one longest everywhere; p99 never above the lo
   const html = renderHtml(report);
   assert.match(card(html, 'Loop stalls'), /^ 38 longest 529 ms $/);
   assert.match(finding(html, 'Loop stalls.'), /The loop stalled 38 times for 50 ms or more, the longest 529 ms/);
+  assert.match(finding(html, 'Loop stalls.'), /; by code, in compactCache …\/lib\/cache\.js:30 \(8 stalls, 2,068 ms, the longest 529 ms\)\./, 'named, rloop\'s run frame no group of its own');
   const head = plain(section(html, 'lag').match(/<p class="facts">.*?<\/p>/s)[0]);
   assert.match(head, /stalls 38 longest 529 ms/);
   const p99 = Number(head.match(/p99 stretch \(worst window\) ([\d,]+) ms/)[1].replace(',', ''));

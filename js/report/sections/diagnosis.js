@@ -3,7 +3,7 @@
 // the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap.
 
 const { esc, text } = require('../escape');
-const { MB, size, ms, num, pct, where, plural } = require('../format');
+const { MB, size, ms, num, pct, where, plural, frame } = require('../format');
 const { badge, empty } = require('../table');
 const { groupBy } = require('../aggregate');
 const { topFrame } = require('../frames');
@@ -59,7 +59,8 @@ function stalls(ctx) {
     severity: worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
     message: `The loop stalled ${plural(st.count, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(worst)}; `
-      + `the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)}).`,
+      + `by scope, the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
+      + (place ? `; by code, in ${frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)}).` : '.'),
     location: place ? where(topFrame(place.items[0].stack)) : null,
     suggestion: 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.',
     section: 'lag',
