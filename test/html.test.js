@@ -310,6 +310,8 @@ test("§5 rloop's own frames are hidden from stacks and from stalls by code loca
   ]);
   assert.doesNotMatch(section(html, 'cpu'), /hooks\.js/);
   assert.ok(!island(html).flame.strings.some((s) => s.includes('/js/hooks.js')), 'nor in the flame graph');
+  assert.doesNotMatch(html, /rloop:json/, 'its JSON markers show as the builtins: JSON.parse (builtin)');
+  assert.ok(island(html).flame.strings.includes('(builtin)'));
 });
 
 test('§5 a fetch stack shows the caller first and folds the library frames, counted', () => {

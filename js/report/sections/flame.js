@@ -54,7 +54,8 @@ function flatten(root) {
     const x = item.parent < 0 ? 0 : nextX[kept[item.parent]];
     const w = value(item);
     if (item.parent >= 0) nextX[kept[item.parent]] += w;
-    const loc = n.line === null || n.line === undefined ? '(native)' : `${n.url}:${n.line}${n.column ? `:${n.column}` : ''}`;
+    const loc = typeof n.url === 'string' && n.url.startsWith('rloop:') ? '(builtin)' // rloop's marker of JSON.parse/stringify
+      : n.line === null || n.line === undefined ? '(native)' : `${n.url}:${n.line}${n.column ? `:${n.column}` : ''}`;
     const cat = CATEGORIES.indexOf(n.category);
     kept[i] = nodes.length / 6;
     nextX.push(x);
