@@ -264,17 +264,20 @@ export interface FlameNode {
 export interface IoStat { count: number; totalMs: number; avgMs: number; maxMs: number; errors: number }
 export interface IoAggregate extends IoStat { type: SlowIoEvent['type']; targets: (IoStat & { target: string })[] }
 
-export type PatternId = 'cpu-hog' | 'json-heavy' | 'regex-heavy' | 'gc-pressure' | 'sync-io' | 'crypto-heavy' | 'healthy';
+export type PatternId = 'cpu-hog' | 'long-calls' | 'json-heavy' | 'regex-heavy' | 'gc-pressure' | 'sync-io' | 'crypto-heavy' | 'healthy';
 
 export interface Analysis {
   durationMs: number;
   samples: number;
   intervalUs: number;
-  heavyFunctions: (Frame & { selfMs: number; selfPercent: number; category: string })[];
+  /** `selfPercent` of the whole profile; `busyPercent` of its busy (non-idle) time, the basis of `patterns[].percent` (absent in older reports). */
+  heavyFunctions: (Frame & { selfMs: number; selfPercent: number; busyPercent?: number; category: string })[];
   callStacks: (Frame & { selfMs: number; stacks: { frames: Frame[]; ms: number; percent: number }[] })[];
   categories: Record<string, number>;
   patterns: { id: PatternId; severity: 'info' | 'warning' | 'critical'; message: string; location: Frame | null; suggestion: string | null; percent: number }[];
   scopes: { name: string | null; samples: number; ms: number; percent: number; topFunctions: (Frame & { selfMs: number })[] }[];
+  /** User functions whose single calls lasted `thresholdMs` or more (absent in older reports). */
+  longCalls?: { thresholdMs: number; functions: (Frame & { calls: number; longestMs: number; ms: number; percent: number })[] };
 }
 
 export interface Comparison {
@@ -289,7 +292,8 @@ export function current(): { scope: string | null; key: string | null };
 export function heapStats(): HeapStats;
 /** Rejects, never throws. */
 export function captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
-export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null][] }): Analysis;
+/** `lagThresholdMs` (default 50): a single call this long is a long call. */
+export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null][]; lagThresholdMs?: number }): Analysis;
 export function compare(base: Report, head: Report): Comparison;
 /** A report as one self-contained HTML page. */
 export function renderHtml(report: Report): string;

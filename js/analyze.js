@@ -13,7 +13,8 @@
 //   sync-io  *Sync functions of node:fs, node:internal/fs/*, node:child_process, and all under them
 //   crypto   node:crypto and node:internal/crypto/* functions, and all under them (native hashing)
 //   gc, idle, program   V8's '(garbage collector)', '(idle)' and '(program)' entries
-//   native   other script-0 frames (C++ bindings); node: other node:* code; user: the rest
+//   native   other script-0 frames (C++ bindings); node: other node:* code and rloop's own
+//            wrappers (js/hooks.js, js/index.js, js/io.js: its frames are never the app's); user: the rest
 // A sample's time goes to the innermost json/regex/sync-io/crypto frame on its stack, else to
 // its leaf's kind: native time under readFileSync is sync-io.
 
@@ -21,6 +22,8 @@ const { JSON_MARKER_URL } = require('./profile');
 const { redactLink } = require('./redact');
 const { plainObject, knownOnly } = require('./options');
 const { flameTree } = require('./flame');
+const { isOwn } = require('./report/frames');
+const { longCalls, longCallsByFunction } = require('./long-calls');
 
 const CATEGORIES = ['user', 'node', 'native', 'json', 'regex', 'crypto', 'sync-io', 'gc', 'program', 'idle'];
 const [USER, NODE, NATIVE, JSON_, REGEX, CRYPTO, SYNC_IO, GC, PROGRAM, IDLE] = CATEGORIES.keys();
@@ -37,6 +40,8 @@ const SCOPE_FUNCTIONS = 5;
 const MAX_GAP = 2; // sampling intervals; see walkSamples
 const MIN_PATTERN_MS = 1; // less than this is noise at any share
 const LOW_LOAD = 10; // % of the profile busy below which a share of busy time overstates the cost
+const LONG_CALL_MS = 50; // a single call this long stalls the loop (the monitor's default lagThreshold)
+const LONG_CALL_FUNCTIONS = 5;
 
 // Thresholds in % of busy (non-idle) time: the pattern fires above `fires`; its severity is
 // 'warning' from `warning`, 'critical' from `critical`, 'info' below, and one level lower when
@@ -61,6 +66,7 @@ function kindOf({ functionName, url, scriptId }) {
     }
   }
   if (url === JSON_MARKER_URL) return JSON_;
+  if (isOwn({ url })) return NODE;
   if (!url.startsWith('node:')) return USER;
   if (SYNC_IO_URL.test(url) && functionName.endsWith('Sync')) return SYNC_IO;
   if (url === 'node:crypto' || url.startsWith('node:internal/crypto/')) return CRYPTO;
@@ -123,7 +129,8 @@ function indexFunctions(nodes) {
 
 /**
  * Per node: the category its self time goes to, the marking frame it runs under (-1: none) and
- * the user frame that called that marking frame (-1: none), and its nearest user frame.
+ * the user frame that called that marking frame (-1: none), its nearest user frame, and whether
+ * it is rloop's own.
  */
 function classify(nodes, { parent, order }) {
   const n = nodes.length;
@@ -131,8 +138,10 @@ function classify(nodes, { parent, order }) {
   const mark = new Int32Array(n).fill(-1);
   const site = new Int32Array(n).fill(-1);
   const user = new Int32Array(n).fill(-1);
+  const own = new Uint8Array(n); // rloop's wrappers: left out of stacks and the flame tree
   for (const i of order) {
     const kind = kindOf(nodes[i].callFrame);
+    own[i] = kind === NODE && isOwn(nodes[i].callFrame) ? 1 : 0;
     const p = parent[i];
     const inherited = p >= 0 && mark[p] >= 0;
     if (MARKED.has(kind) && !(inherited && category[p] === kind)) {
@@ -150,7 +159,7 @@ function classify(nodes, { parent, order }) {
     }
     user[i] = kind === USER ? i : p >= 0 ? user[p] : -1;
   }
-  return { category, mark, site, user };
+  return { category, mark, site, user, own };
 }
 
 /** Index into `timeline` of the transition in force at `t`, moving forward from `from`. */
@@ -263,6 +272,16 @@ function severity(id, share, lowLoad) {
   return SEVERITIES[Math.max(0, level)];
 }
 
+/** Milliseconds as the report shows them: '0.42', '12.5', '1,478', '12.3 s'. */
+function msText(us) {
+  const x = us / 1000;
+  if (x >= 10000) return `${thousands((x / 1000).toFixed(1))} s`;
+  return `${thousands(x.toFixed(x < 10 ? 2 : x < 100 ? 1 : 0).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, ''))} ms`;
+}
+
+const thousands = (fixed) => fixed.replace(/^(\d+)/, (int) => int.replace(/\B(?=(\d{3})+$)/g, ','));
+const plural = (n, one, many = `${one}s`) => `${thousands(String(n))} ${n === 1 ? one : many}`;
+
 function where({ functionName, url, line, column }) {
   return line === null ? `${functionName} (native)` : `${functionName} (${url}:${line}:${column})`;
 }
@@ -308,7 +327,7 @@ const CATEGORY_PATTERNS = [
 ];
 
 /** The patterns that fire, most severe first; 'healthy' alone when none does. */
-function findPatterns({ busyUs, durationUs, categoryUs, hog, locations, gcSite }) {
+function findPatterns({ busyUs, durationUs, categoryUs, hog, locations, gcSite, long, thresholdUs }) {
   const out = [];
   const lowLoad = busyUs < (LOW_LOAD / 100) * durationUs;
   const add = (id, us, location, message, suggestion) => {
@@ -316,14 +335,16 @@ function findPatterns({ busyUs, durationUs, categoryUs, hog, locations, gcSite }
     if (us / 1000 < MIN_PATTERN_MS || !(share > THRESHOLDS[id].fires)) return;
     out.push({ id, severity: severity(id, share, lowLoad), message, location, suggestion, percent: share });
   };
-  const of = (us) => `${percent(us, busyUs)} % of busy time, ${ms(us)} ms`;
+  const of = (us) => `${round(percent(us, busyUs), 1)} % of busy time, ${msText(us)}`;
 
+  const hogLong = hog && long.find((c) => c.fn === hog.fn);
   if (hog) {
     add(
       'cpu-hog',
       hog.us,
       hog.frame,
-      `${where(hog.frame)} took ${of(hog.us)}, in its own code`,
+      `${where(hog.frame)} took ${of(hog.us)}, in its own code`
+        + (hogLong ? `; ${plural(hogLong.calls, 'single call')} lasted ${msText(thresholdUs)} or more, the longest ${msText(hogLong.maxUs)}` : ''),
       'Make it do less per call (cache, precompute, better algorithm), split it into chunks that yield to the loop ' +
         '(setImmediate), or move it to a worker thread. Its call stacks show who calls it.',
     );
@@ -334,6 +355,25 @@ function findPatterns({ busyUs, durationUs, categoryUs, hog, locations, gcSite }
     const us = categoryUs[category];
     const mostly = `mostly ${api(top.api)}${top.site ? ` called from ${where(top.site)}` : ''}`;
     add(id, us, top.site ?? top.api, `${label} took ${of(us)}, ${mostly}`, suggestion);
+  }
+  // A hog's long calls are said in its own pattern.
+  const blocking = out.some((p) => p.id === 'cpu-hog') ? long.filter((c) => c !== hogLong) : long;
+  if (blocking.length > 0 && blocking[0].us / 1000 >= MIN_PATTERN_MS) {
+    const [top, ...others] = blocking;
+    const share = percent(top.us, busyUs);
+    const level = (top.maxUs >= 1000e3 ? 2 : top.maxUs >= 100e3 || top.calls >= 3 ? 1 : 0) - (lowLoad ? 1 : 0);
+    out.push({
+      id: 'long-calls',
+      severity: SEVERITIES[Math.max(0, level)],
+      message: `${plural(top.calls, 'single call')} of ${where(top.frame)} lasted ${msText(thresholdUs)} or more, `
+        + `the longest ${msText(top.maxUs)}: they blocked the loop for ${of(top.us)}`
+        + (others.length > 0 ? `. ${plural(others.length, 'other function')} also made such calls, the first ${where(others[0].frame)}` : ''),
+      location: top.frame,
+      suggestion:
+        'One call this long delays every other callback, timer and request by as much. Split the work into chunks that yield ' +
+        '(setImmediate between batches), bound the input it handles per call, or move it to a worker thread.',
+      percent: share,
+    });
   }
   add(
     'gc-pressure',
@@ -361,12 +401,12 @@ function findPatterns({ busyUs, durationUs, categoryUs, hog, locations, gcSite }
 }
 
 /** The heaviest distinct caller chains of a function, given its nodes, leaf first. */
-function stacksOf(fnNodes, self, fnUs, nodes, parent, fnOf) {
+function stacksOf(fnNodes, self, fnUs, nodes, parent, fnOf, own) {
   const merged = new Map(); // chain of functions -> { chain of nodes, us }
   for (const i of fnNodes) {
     if (self[i] === 0) continue;
     const chain = [];
-    for (let j = i; parent[j] >= 0 && chain.length < STACK_DEPTH; j = parent[j]) chain.push(j); // not '(root)'
+    for (let j = i; parent[j] >= 0 && chain.length < STACK_DEPTH; j = parent[j]) if (!own[j]) chain.push(j); // not '(root)'
     const key = chain.map((j) => fnOf[j]).join(',');
     const entry = merged.get(key);
     if (entry) entry.us += self[i];
@@ -450,8 +490,10 @@ function analyzeWithFlame(profile, options) {
 
 /** The analysis, and what was measured on the way: self time and category per node. */
 function study(profile, options) {
-  const { scopeTimeline } = knownOnly('analyze()', plainObject('analyze() options', options), ['scopeTimeline']);
+  const given = knownOnly('analyze()', plainObject('analyze() options', options), ['scopeTimeline', 'lagThresholdMs']);
+  const { scopeTimeline, lagThresholdMs = LONG_CALL_MS } = given;
   checkProfile(profile);
+  if (!(Number.isFinite(lagThresholdMs) && lagThresholdMs > 0)) throw new RangeError('rloop: lagThresholdMs must be a positive number of ms');
   if (scopeTimeline !== undefined) checkTimeline(scopeTimeline);
   const { nodes } = profile;
   const tree = indexNodes(nodes);
@@ -471,6 +513,7 @@ function study(profile, options) {
     ...frameOfFn(fn),
     selfMs: ms(us),
     selfPercent: percent(us, durationUs),
+    busyPercent: percent(us, busyUs),
     category: CATEGORIES[c],
   }));
 
@@ -480,20 +523,25 @@ function study(profile, options) {
   const callStacks = top.map(({ fn, us }) => ({
     ...frameOfFn(fn),
     selfMs: ms(us),
-    stacks: stacksOf(nodesOf.get(fn), self, us, nodes, tree.parent, fnOf),
+    stacks: stacksOf(nodesOf.get(fn), self, us, nodes, tree.parent, fnOf, cls.own),
   }));
 
   let gcFn = -1;
   for (const [fn, episodes] of gcAfter) if (gcFn < 0 || episodes > gcAfter.get(gcFn)) gcFn = fn;
   const hog = fns.find((f) => f.category === USER);
+  const thresholdUs = lagThresholdMs * 1000;
+  const long = longCallsByFunction(longCalls(profile, { nodeIndex: tree.index, ...cls, parent: tree.parent, gc: GC, idle: IDLE }, thresholdUs, MAX_GAP, intervalUs), fnOf)
+    .map((c) => ({ ...c, frame: frameOfFn(c.fn) }));
 
   const patterns = findPatterns({
     busyUs,
     durationUs,
     categoryUs,
-    hog: hog && { frame: frameOfFn(hog.fn), us: hog.us },
+    hog: hog && { fn: hog.fn, frame: frameOfFn(hog.fn), us: hog.us },
     locations: locationsOf(byApiSite, nodes),
     gcSite: gcFn >= 0 ? frameOfFn(gcFn) : null,
+    long,
+    thresholdUs,
   });
 
   const analysis = {
@@ -505,9 +553,15 @@ function study(profile, options) {
     categories: Object.fromEntries(CATEGORIES.map((name, c) => [name, ms(categoryUs[c])])),
     patterns,
     scopes: scopes ? scopeSummaries(scopes, busyUs, fnOf, frameOfFn) : [],
+    longCalls: {
+      thresholdMs: lagThresholdMs,
+      functions: long.slice(0, LONG_CALL_FUNCTIONS).map((c) => ({
+        ...c.frame, calls: c.calls, longestMs: ms(c.maxUs), ms: ms(c.us), percent: percent(c.us, busyUs),
+      })),
+    },
   };
   const measured = {
-    nodes, parent: tree.parent, order: tree.order, self, fnOf, category: cls.category, names: CATEGORIES, idle: IDLE,
+    nodes, parent: tree.parent, order: tree.order, self, fnOf, category: cls.category, names: CATEGORIES, idle: IDLE, own: cls.own,
   };
   return { analysis, measured };
 }

@@ -1,8 +1,9 @@
 'use strict';
 // A compact flame tree of a CPU profile, small enough to travel in every report: the profile's
 // call tree with nodes of the same function under the same parent merged and idle time left
-// out. Nodes deeper than MAX_DEPTH or below MIN_SHARE of the busy time are left out, their time
-// still counted in their parent's value; at most MAX_NODES nodes are kept, the heaviest.
+// out, and rloop's own wrappers too (their callees hang from their callers). Nodes deeper than
+// MAX_DEPTH or below MIN_SHARE of the busy time are left out, their time still counted in their
+// parent's value; at most MAX_NODES nodes are kept, the heaviest.
 // `truncated` counts the merged nodes left out, so a reader knows the tree was pruned.
 
 const { redactLink } = require('./redact');
@@ -16,11 +17,12 @@ const round3 = (x) => Math.round(x) / 1000; // µs to ms, 3 decimals
 /**
  * @param p what js/analyze.js measured: profile `nodes`, `parent` and `order` (parents first),
  *   `self` µs per node, `fnOf` (function per node), `category` per node and `names` of the
- *   categories, `idle` the idle category.
+ *   categories, `idle` the idle category, `own` per node: rloop's own frame (left out, its
+ *   callees joined to its caller).
  * @returns `{ nodes, truncated, root }`, each node `{ name, url, line, column, category, value
  *   (ms, its own time and its children's), children (heaviest first) }`.
  */
-function flameTree({ nodes, parent, order, self, fnOf, category, names, idle }) {
+function flameTree({ nodes, parent, order, self, fnOf, category, names, idle, own }) {
   // Merged nodes, parents before children: a profile node of each, parent, depth, µs, category.
   const first = [];
   const up = [];
@@ -31,6 +33,11 @@ function flameTree({ nodes, parent, order, self, fnOf, category, names, idle }) 
   const byParentFn = new Map(); // 'merged parent,function' -> merged node
   for (const i of order) {
     if (category[i] === idle) continue;
+    if (own?.[i] && parent[i] >= 0 && mergedOf[parent[i]] >= 0) {
+      mergedOf[i] = mergedOf[parent[i]]; // rloop's wrapper: its time and its callees go to its caller
+      total[mergedOf[i]] += self[i];
+      continue;
+    }
     const p = parent[i] >= 0 ? mergedOf[parent[i]] : -1;
     const key = `${p},${p < 0 ? 0 : fnOf[i]}`; // a stray second root joins the first
     let m = byParentFn.get(key);

@@ -243,7 +243,7 @@ test('classification follows what a frame is, innermost marked frame first', () 
   assert.match(sync.message, /mostly readFileSync called from main/, 'the outermost *Sync function, the one main called');
   assert.deepStrictEqual(sync.location, reported(fn('main')));
   assert.deepStrictEqual(a.heavyFunctions.find((f) => f.functionName === 'read'), {
-    ...reported(native('read')), selfMs: 2, selfPercent: 13.33, category: 'sync-io',
+    ...reported(native('read')), selfMs: 2, selfPercent: 13.33, busyPercent: 15.38, category: 'sync-io',
   });
   assert.deepStrictEqual(
     a.callStacks.find((s) => s.functionName === 'read').stacks[0].frames.map((f) => f.functionName),
@@ -254,10 +254,15 @@ test('classification follows what a frame is, innermost marked frame first', () 
 test('patterns: thresholds on busy time, severity by share, healthy when none fires', () => {
   const tree = [native('(root)'), [fn('main'), [fn('hot')], [fn('warm')]], [native('(garbage collector)')], [native('(idle)')]];
   const times = (n, name) => Array(n).fill(name);
-  const run = (samples) => analyze(synthetic(tree, samples, { stepUs: 1000 }));
+  // Single calls of 1 s are long: the shares alone decide here (long-calls has its own test).
+  const run = (samples, lagThresholdMs = 1000) => analyze(synthetic(tree, samples, { stepUs: 1000 }), { lagThresholdMs });
 
   const hog = run([...times(90, 'hot'), ...times(10, 'warm')]);
   assert.deepStrictEqual(hog.patterns.map((p) => [p.id, p.severity, p.percent]), [['cpu-hog', 'critical', 90]]);
+  // The hog's 90 ms call is long at a 50 ms threshold: said in its pattern, not in another.
+  const long = run([...times(90, 'hot'), ...times(10, 'warm')], 50);
+  assert.deepStrictEqual(ids(long), 'cpu-hog');
+  assert.match(long.patterns[0].message, /^hot \(file:\/\/\/app\.js:10:5\) took 90 % of busy time, 90 ms, in its own code; 1 single call lasted 50 ms or more, the longest 90 ms$/);
   assert.strictEqual(run([...times(60, 'hot'), ...times(40, 'warm')]).patterns[0].severity, 'warning');
   assert.deepStrictEqual(ids(run([...times(50, 'hot'), ...times(50, 'warm')])), 'healthy', '50 % is not more than half');
 
@@ -335,4 +340,68 @@ test('a timeline built from performance.now() matches a real profile', async () 
   assert.ok(msOf('json', 'addUp') < 1, JSON.stringify(scope('json')));
   // Each ran 100 ms (less is charged when a starved sampler leaves gaps nobody can attribute).
   for (const name of ['arithmetic', 'json']) assert.ok(scope(name).ms < 110, `${name}: ${scope(name).ms} ms`);
+});
+
+// Issue #11 §2: a function whose single calls stall the loop, though it holds well under half of
+// the busy time, is named with its location.
+test('long-calls: a function blocking 120 ms every 500 ms is named, with its location', () => {
+  const own = { functionName: 'run', url: require('node:url').pathToFileURL(path.join(__dirname, '..', 'js', 'hooks.js')).href };
+  const tree = [native('(root)'),
+    [fn('listOnTimeout', 'node:internal/timers'), [own, [fn('rebuildIndex'), [fn('tokenize')]]]],
+    [fn('handle'), [fn('render')]],
+    [native('(garbage collector)')], [native('(idle)')]];
+  const samples = [];
+  for (let period = 0; period < 20; period++) {
+    for (let i = 0; i < 120; i++) samples.push(i === 60 ? '(garbage collector)' : i % 3 === 2 ? 'tokenize' : 'rebuildIndex');
+    samples.push('(idle)');
+    for (let r = 0; r < 30; r++) samples.push('render', 'render', 'render', 'render', 'handle', 'handle', 'handle', '(idle)', '(idle)');
+    while (samples.length % 500 !== 0) samples.push('(idle)');
+  }
+  const a = analyze(synthetic(tree, samples, { stepUs: 1000 }));
+  assert.strictEqual(pattern(a, 'cpu-hog'), undefined, 'no function holds half the busy time');
+  const p = pattern(a, 'long-calls');
+  assert.ok(p, `long-calls among ${ids(a)}`);
+  assert.deepStrictEqual(p.location, reported(fn('rebuildIndex')), 'the function whose single call lasted, not its short callee');
+  assert.strictEqual(p.severity, 'warning');
+  assert.match(p.message, /^20 single calls of rebuildIndex \(file:\/\/\/app\.js:10:5\) lasted 50 ms or more, the longest 120 ms: they blocked the loop for 36\.4 % of busy time, 2,400 ms$/);
+  assert.deepStrictEqual(a.longCalls, {
+    thresholdMs: 50,
+    functions: [{ ...reported(fn('rebuildIndex')), calls: 20, longestMs: 120, ms: 2400, percent: 36.36 }],
+  });
+  // The request handler runs 7 ms at a time: under any threshold but the smallest.
+  assert.deepStrictEqual(analyze(synthetic(tree, samples, { stepUs: 1000 }), { lagThresholdMs: 7 }).longCalls.functions.map((f) => [f.functionName, f.calls]),
+    [['handle', 600], ['rebuildIndex', 20]]);
+  assert.strictEqual(pattern(analyze(synthetic(tree, samples, { stepUs: 1000 }), { lagThresholdMs: 130 }), 'long-calls'), undefined);
+  assert.throws(() => analyze(synthetic(tree, samples), { lagThresholdMs: 0 }), RangeError);
+  // rloop's scope wrapper is no user frame: never blamed, never in a caller chain.
+  assert.deepStrictEqual(a.callStacks.find((s) => s.functionName === 'tokenize').stacks[0].frames.map((f) => f.functionName),
+    ['tokenize', 'rebuildIndex', 'listOnTimeout']);
+  assert.ok(!a.heavyFunctions.some((f) => f.functionName === 'run' && f.category === 'user'));
+});
+
+// Issue #11 §5: one basis for shares, busy time; numbers in messages formatted.
+test('heavy functions carry their share of busy time, the basis of patterns and the flame graph', () => {
+  const tree = [native('(root)'), [fn('main'), [fn('hot')], [{ functionName: 'JSON.parse', url: profile.JSON_MARKER_URL }]], [native('(idle)')]];
+  const a = analyze(synthetic(tree, [...Array(1478).fill('JSON.parse'), ...Array(1000).fill('hot'), ...Array(2478).fill('(idle)')], { stepUs: 1000 }));
+  const json = a.heavyFunctions.find((f) => f.functionName === 'JSON.parse');
+  assert.strictEqual(json.busyPercent, 59.64);
+  assert.strictEqual(json.selfPercent, 29.82, 'of the whole profile, as before');
+  assert.strictEqual(pattern(a, 'json-heavy').percent, json.busyPercent);
+  assert.match(pattern(a, 'json-heavy').message, /^JSON\.parse\/stringify took 59\.6 % of busy time, 1,478 ms,/);
+});
+
+test('long-calls on a real profile: V8 losing an inlined frame for a sample does not split a call', async () => {
+  const { busy } = require('./helpers');
+  const p = await profile.start();
+  for (let i = 0; i < 5; i++) {
+    busy(100); // well over 50 ms: a sampler starved by a loaded machine sees a call start late
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const a = analyze(await p.stop());
+  const [top] = a.longCalls.functions;
+  assert.strictEqual(top?.functionName, 'busy', JSON.stringify(a.longCalls));
+  assert.ok(top.calls >= 4, `${top.calls} of 5 calls seen whole`);
+  assert.ok(top.longestMs >= 90, `${top.longestMs} ms`);
+  assert.ok(top.percent <= 100);
+  assert.strictEqual(pattern(a, 'cpu-hog')?.location.functionName ?? pattern(a, 'long-calls').location.functionName, 'busy');
 });

@@ -78,3 +78,17 @@ test('a large profile keeps at most MAX_NODES nodes, each with its parent', () =
   }
   assert.ok(JSON.stringify(flame).length < 300 * 1024, 'compact');
 });
+
+test("rloop's own wrappers are left out: their callees hang from their callers", () => {
+  const url = require('node:url').pathToFileURL(require('node:path').join(__dirname, '..', 'js', 'hooks.js')).href;
+  const run = { functionName: 'run', scriptId: '9', url, lineNumber: 100, columnNumber: 2 };
+  const profile = profileOf(
+    [[1, native('(root)'), [2]], [2, user('listOnTimeout', 5), [3, 5]], [3, run, [4]], [4, user('job', 10)], [5, user('job', 10)]],
+    [3, 4, 4, 5],
+  );
+  const { flame } = analyzeWithFlame(profile);
+  const timers = flame.root.children[0];
+  assert.deepStrictEqual(timers.children.map((c) => [c.name, c.value]), [['job', 3]], 'both calls of job, under its real caller');
+  assert.equal(timers.value, 4, "run's own sample counted in its caller");
+  assert.ok(!all(flame.root).some((n) => n.name === 'run'));
+});

@@ -12,7 +12,7 @@ const path = require('node:path');
 const { chromium } = require('playwright-core');
 const { renderHtml } = require('../js/report/html');
 const { appReport } = require('./fixtures/report-app');
-const { scaleReport, hostileReport, emptyReport } = require('./fixtures/synthetic-reports');
+const { scaleReport, hostileReport, emptyReport, diagnosisReport } = require('./fixtures/synthetic-reports');
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(__dirname, '..', 'artifacts');
@@ -31,6 +31,7 @@ describe('HTML report in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no ${CH
       'report-hostile': hostileReport(),
       'report-empty': emptyReport(),
       'report-scale': scaleReport({ samples: 100000, ioEvents: 10000 }),
+      'report-diagnosis': diagnosisReport(),
     };
     for (const [name, report] of Object.entries(reports)) {
       files[name] = path.join(ARTIFACTS, `${name}.html`);
@@ -115,7 +116,7 @@ describe('HTML report in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no ${CH
     await first.locator('summary').first().click();
     assert.equal(await first.evaluate((d) => d.open), true);
     assert.equal(await frames.isVisible(), true);
-    await frames.locator('summary').click();
+    await frames.locator(':scope > summary').click();
     assert.ok(await frames.locator('li').first().isVisible(), 'a stack lists its frames');
     await first.locator('summary').first().click();
     assert.equal(await frames.isVisible(), false, 'closed again');
@@ -198,5 +199,74 @@ describe('HTML report in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no ${CH
       await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: name === 'report-empty' }); // the page at scale is very tall
       await page.close();
     }
+  });
+});
+
+// Issue #11 on the field report rebuilt: what a person reads. Screenshots: artifacts/diagnosis-*.png.
+describe('HTML report in Chromium: one set of numbers (issue #11)', { skip: !fs.existsSync(CHROMIUM) && `no ${CHROMIUM}` }, () => {
+  let browser;
+  let page;
+  const file = path.join(ARTIFACTS, 'report-diagnosis-issue11.html');
+
+  before(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.writeFileSync(file, renderHtml(diagnosisReport()));
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto(`file://${file}`, { waitUntil: 'load' });
+    await page.waitForSelector('#flame-svg rect');
+  });
+
+  after(() => browser?.close());
+
+  const cardText = (label) => page.locator('.card', { has: page.locator('.label', { hasText: new RegExp(`^${label}$`) }) }).innerText();
+
+  test('cards, diagnosis and sections state the same stalls and count the two sides of slow I/O apart', async () => {
+    assert.match(await cardText('Loop stalls'), /38\s+longest 529 ms/);
+    assert.match(await page.locator('#lag .facts').innerText(), /stalls 38\s+longest 529 ms/);
+    assert.match(await page.locator('#diagnosis').innerText(), /stalled 38 times for 50 ms or more, the longest 529 ms/);
+    assert.match(await cardText('Slow I\\/O'), /3 out · 3 in/);
+    const heap = page.locator('.card', { has: page.locator('.label', { hasText: 'Peak heap used' }) }).locator('.sub');
+    assert.equal(await heap.evaluate((el) => el.scrollWidth <= el.clientWidth), true, 'the heap card is not cut');
+    await page.locator('#summary').screenshot({ path: path.join(ARTIFACTS, 'diagnosis-summary.png') });
+    await page.locator('#diagnosis').screenshot({ path: path.join(ARTIFACTS, 'diagnosis-findings.png') });
+  });
+
+  test('the charts end at the end of the capture, the partial last window drawn', async () => {
+    for (const id of ['elu', 'lag', 'memory']) {
+      const ticks = await page.locator(`#${id} svg.chart text.tick[text-anchor="middle"]`).allTextContents();
+      assert.equal(ticks.at(-1), '10 s', `${id}: ${ticks}`);
+    }
+    const right = await page.locator('#elu svg.chart g.marks rect:not(.hover)').evaluateAll((rects) => Math.max(...rects.map((r) => r.x.baseVal.value + r.width.baseVal.value)));
+    const end = await page.locator('#elu svg.chart line.grid').first().evaluate((l) => l.x2.baseVal.value);
+    assert.ok(end - right < 2, `the last bar ends at ${right}, the axis at ${end}`);
+    await page.locator('#elu svg.chart rect.hover').first().hover({ force: true });
+    assert.match(await page.locator('#tip').innerText(), /^\+0 s to \+0\.97 s/);
+    await page.locator('#elu svg.chart rect.hover').last().hover({ force: true });
+    assert.match(await page.locator('#tip').innerText(), /to \+10\.1 s: loop busy[\s\S]*the capture ended inside this window/);
+    await page.locator('#elu').screenshot({ path: path.join(ARTIFACTS, 'diagnosis-elu.png') });
+  });
+
+  test('a fetch stack reads callers first, library frames folded until opened', async () => {
+    const stack = page.locator('#io details.stack').filter({ hasText: 'Timeout._onTimeout' }).first();
+    await stack.locator(':scope > summary').click();
+    const first = stack.locator('ol.calls > li').first();
+    assert.match(await first.innerText(), /^Timeout\._onTimeout/);
+    const fold = stack.locator('li.lib details');
+    assert.match(await fold.locator('summary').innerText(), /^9 library frames \(undici ×8, node ×1\)$/);
+    assert.equal(await fold.locator('li').first().isVisible(), false, 'folded');
+    await fold.locator('summary').click();
+    assert.equal(await fold.locator('li').first().isVisible(), true);
+    await page.locator('#io').screenshot({ path: path.join(ARTIFACTS, 'diagnosis-io.png') });
+  });
+
+  test('shares in the heavy-functions table, the diagnosis and the flame search agree', async () => {
+    const row = page.locator('table[aria-label="Heavy functions"] tbody tr', { hasText: 'JSON.parse' });
+    assert.match(await row.innerText(), /25 %/);
+    assert.match(await page.locator('#diagnosis').innerText(), /JSON\.parse\/stringify took 25 % of busy time/);
+    await page.fill('#flame-search', 'JSON.parse');
+    assert.match(await page.textContent('#flame-status'), /^1 frame matches · 1\.80 s \(25\.0 % of busy time\)$/);
+    await page.locator('#cpu').screenshot({ path: path.join(ARTIFACTS, 'diagnosis-cpu.png') });
   });
 });

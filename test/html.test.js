@@ -13,7 +13,7 @@ const rloop = require('..');
 const { renderHtml } = require('../js/report/html');
 const { assertValidReport } = require('./report');
 const { appReport } = require('./fixtures/report-app');
-const { scaleReport, hostileReport, emptyReport, PAYLOADS, HUGE } = require('./fixtures/synthetic-reports');
+const { scaleReport, hostileReport, emptyReport, diagnosisReport, PAYLOADS, HUGE } = require('./fixtures/synthetic-reports');
 
 const CLI = path.join(__dirname, '..', 'cli', 'rloop.js');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-html-'));
@@ -209,4 +209,140 @@ test('capture({ html }) writes the page', async (t) => {
   mon.stop();
   const written = fs.readdirSync(tmp).find((f) => f.startsWith('capture-'));
   assert.equal(fs.readFileSync(path.join(tmp, written), 'utf8'), renderHtml(report));
+});
+
+// Issue #11, on the field report rebuilt (test/fixtures/synthetic-reports.js, diagnosisReport).
+const plain = (html) => html.replace(/<[^>]+>/g, ' ').replace(/&#39;/g, "'").replace(/\s+/g, ' ');
+const findings = (html) => [...section(html, 'diagnosis').matchAll(/<li class="finding[^"]*">(.*?)<\/li>/gs)].map((m) => plain(m[1]));
+const finding = (html, title) => findings(html).find((f) => f.includes(title));
+const card = (html, label) => plain(section(html, 'summary').match(new RegExp(`<span class="label">${label}</span>(.*?)</a>`, 's'))[1]);
+
+test('§2 a function that blocks 120 ms every 500 ms is named, with where and how many stalls it caused', () => {
+  const report = diagnosisReport();
+  assertValidReport(report);
+  const html = renderHtml(report);
+  const long = finding(html, 'Long calls.');
+  assert.ok(long, findings(html).join('\n'));
+  assert.match(long, /20 single calls of rebuildIndex \(file:\/\/\/srv\/app\/src\/jobs\/reindex\.js:42:3\) lasted 50 ms or more, the longest 120 ms/);
+  assert.match(long, /It was on the stack of 15 of the 29 stalls whose stack was taken\./);
+  assert.match(long, /at …\/jobs\/reindex\.js:42/);
+  assert.ok(!findings(html).some((f) => f.includes('CPU hog.')), 'no function over half the busy time');
+});
+
+test('§2 slow I/O advice says how much of the wait was the app\'s own stalled loop', () => {
+  const report = diagnosisReport();
+  const io = finding(renderHtml(report), 'Slow I/O.');
+  assert.match(io, /Of their 3,623 ms of waiting, 1,935 ms \(53\.4 %\) was this app's own loop stalled \(14 stalls overlapped them\): the other side took about 563 ms a call\./);
+  assert.match(io, /Fix the loop's stalls first/);
+  assert.doesNotMatch(io, /Look at the remote side first/);
+  assert.match(section(renderHtml(report), 'io'), /Loop stalled meanwhile/);
+  // The same waits with the loop free: the remote side is the suspect.
+  report.lag.events = report.lag.events.filter((e) => e.at < report.meta.start + 900);
+  const free = finding(renderHtml(report), 'Slow I/O.');
+  assert.match(free, /No stall of the loop overlapped them\./);
+  assert.match(free, /Look at the remote side first/);
+});
+
+test('§5 one count of stalls and one longest everywhere; p99 never above the longest', () => {
+  const report = diagnosisReport();
+  const html = renderHtml(report);
+  assert.match(card(html, 'Loop stalls'), /^ 38 longest 529 ms $/);
+  assert.match(finding(html, 'Loop stalls.'), /The loop stalled 38 times for 50 ms or more, the longest 529 ms/);
+  assert.match(finding(html, 'Loop stalls.'), /; by code, in compactCache …\/lib\/cache\.js:30 \(8 stalls, 2,068 ms, the longest 529 ms\)\./, 'named, rloop\'s run frame no group of its own');
+  const head = plain(section(html, 'lag').match(/<p class="facts">.*?<\/p>/s)[0]);
+  assert.match(head, /stalls 38 longest 529 ms/);
+  const p99 = Number(head.match(/p99 stretch \(worst window\) ([\d,]+) ms/)[1].replace(',', ''));
+  assert.ok(p99 <= 529, head);
+  // A window's p99 above every stall: capped at the longest.
+  report.elu.windows[0].lag.p99Ms = 852;
+  report.lag.summary.p99Ms = 852;
+  assert.match(plain(section(renderHtml(report), 'lag')), /p99 stretch \(worst window\) 529 ms/);
+  const { buildReport } = require('../js/report/build');
+  const rebuilt = buildReport({ ...report, meta: report.meta, windowMs: 1000, totalsBefore: { thread: { busyMs: 0 }, unattributed: { busyMs: 0, calls: 0 }, scopes: [] },
+    totalsAfter: { thread: { busyMs: 0 }, unattributed: { busyMs: 0, calls: 0 }, scopes: [] }, windows: [{ ...report.elu.windows[0], lag: { stretches: 9, stalls: 1, p50Ms: 1, p99Ms: 852, maxMs: 849 } }] });
+  assert.deepEqual(rebuilt.lag.summary, { stalls: 1, stretches: 9, p99Ms: 849, maxMs: 849 });
+});
+
+test('§5 CPU shares are shares of busy time everywhere, and say so', () => {
+  const html = renderHtml(diagnosisReport());
+  const cpu = section(html, 'cpu');
+  assert.match(cpu, /<th scope="col" class="num" data-type="num" tabindex="0">Self, % of busy<\/th>/);
+  const json = plain(cpu.match(/<tr><td class="num" data-v="2">.*?<\/tr>/s)[0]);
+  assert.match(json, /JSON\.parse \(builtin\) json 1,800 ms 25 %/);
+  assert.match(finding(html, 'JSON-heavy.'), /took 25 % of busy time, 1,800 ms/);
+  assert.match(cpu, /aria-label="CPU time by kind of work, share of busy time"/);
+  assert.doesNotMatch(plain(cpu), /idle 2,900 ms · /, 'idle is no share of busy time');
+  assert.match(card(html, 'Hot functions'), /renderPage 33\.3 % of busy/);
+});
+
+test('§5 the charts span the capture: they end at its end, the last partial window drawn, nothing before its start', () => {
+  const html = renderHtml(diagnosisReport()); // 10.1 s; windows from 30 ms before it to 9.97 s
+  const ticks = (id) => [...section(html, id).matchAll(/<text class="tick" x="([\d.]+)" y="\d+" text-anchor="middle">([^<]*)<\/text>/g)].map((m) => [Number(m[1]), m[2]]);
+  for (const id of ['elu', 'lag', 'memory']) {
+    const xs = ticks(id);
+    assert.deepEqual(xs.at(-1)[1], '10 s', `${id}: ${xs.map((x) => x[1])}`);
+    assert.ok(xs.at(-1)[0] < 1186 - 1, `${id}: the 10 s tick left of the 10.1 s end`);
+  }
+  const elu = section(html, 'elu');
+  const tips = [...elu.matchAll(/<rect class="hover"[^>]*data-tip="([^"]*)"/g)].map((m) => m[1]);
+  assert.equal(tips.length, 11, 'ten windows and the partial one');
+  assert.match(tips[0], /^\+0 s to \+0\.97 s: loop busy [\d.]+ %\nthe window began 0\.03 s before the capture/);
+  assert.match(tips[10], /^\+9\.97 s to \+10\.1 s: loop busy [\d.]+ %\nthe capture ended inside this window/);
+  const bars = [...elu.matchAll(/<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"/g)].map((m) => Number(m[1]) + Number(m[2]));
+  assert.ok(Math.max(...bars) > 1180, `bars reach the end: ${Math.max(...bars)}`);
+});
+
+test('§5 slow I/O counts outgoing and incoming apart', () => {
+  const html = renderHtml(diagnosisReport());
+  assert.match(card(html, 'Slow I/O'), /^ 3 out · 3 in longest out 1,441 ms · longest in 1,481 ms $/);
+  assert.match(finding(html, 'Slow I/O.'), /^ warning Slow I\/O\. 3 outgoing operations took 500 ms or more; 3 incoming requests took as long to answer\./);
+  assert.match(plain(section(html, 'io')), /slow outgoing 3 slow incoming \(http-in\) 3/);
+});
+
+test("§5 rloop's own frames are hidden from stacks and from stalls by code location", () => {
+  const html = renderHtml(diagnosisReport());
+  const lag = section(html, 'lag');
+  assert.doesNotMatch(lag, /\/js\/hooks\.js|\/js\/index\.js|rloop:json/);
+  const rows = [...lag.match(/aria-label="Stalls by code location".*?<\/table>/s)[0].matchAll(/<tr>(.*?)<\/tr>/gs)].slice(1).map((m) => plain(m[1]).trim());
+  assert.deepEqual(rows.map((r) => r.split(' ').slice(0, 3).join(' ')), [
+    'compactCache …/lib/cache.js:30 8', 'rebuildIndex …/jobs/reindex.js:42 10', 'tokenize …/jobs/reindex.js:80 5',
+    'handleRequest …/routes/checkout.js:12 6', 'no stack taken',
+  ]);
+  assert.doesNotMatch(section(html, 'cpu'), /hooks\.js/);
+  assert.ok(!island(html).flame.strings.some((s) => s.includes('/js/hooks.js')), 'nor in the flame graph');
+  assert.doesNotMatch(html, /rloop:json/, 'its JSON markers show as the builtins: JSON.parse (builtin)');
+  assert.ok(island(html).flame.strings.includes('(builtin)'));
+});
+
+test('§5 a fetch stack shows the caller first and folds the library frames, counted', () => {
+  const io = section(renderHtml(diagnosisReport()), 'io');
+  const stack = io.match(/<details class="stack"><summary>Timeout\._onTimeout …\/routes\/checkout\.js:31.*?<\/ol><\/details>(?=<\/td>)/s)[0];
+  const items = stack.match(/<ol class="calls"[^>]*>(.*)<\/ol>/s)[1];
+  assert.match(items, /^<li><span class="fn"><bdi>Timeout\._onTimeout<\/bdi><\/span>/, 'the app frame first');
+  assert.match(items, /<li class="lib"><details><summary>9 library frames <span class="muted">\(undici ×8, node ×1\)<\/span><\/summary>/);
+  assert.match(items, /mainFetch.*Channel\.publish/s, 'callers first inside the fold too');
+});
+
+test('§5 words agree with their numbers; the heap card is whole', () => {
+  const report = diagnosisReport();
+  report.lag.events = report.lag.events.slice(0, 1);
+  report.lag.dropped = 0;
+  const html = renderHtml(report);
+  assert.match(finding(html, 'Loop stalls.'), /stalled 1 time for 50 ms or more.*\(1 stall, /);
+  assert.doesNotMatch(html, /\b1 (stalls|times|frames|msgs|call-tree nodes)\b/);
+  assert.match(card(html, 'Peak heap used'), /^ 43 MB \+4\.8 MB over the capture $/);
+  assert.doesNotMatch(html, /\d\.\d{3} ms/, 'no raw milliseconds');
+  const titles = findings(html).map((f) => f.match(/^ \w+ ([^.]+\.)/)[1]);
+  for (const t of titles) assert.match(t, /^[A-Z][\w/ -]*\.$/, `title "${t}"`);
+});
+
+test('§2 the stalled part of a wait is never more than the wait, whatever stalls a report holds', () => {
+  const { stalledDuring } = require('../js/report/facts');
+  const stalls = [{ at: 100, lagMs: 300 }, { at: 150, lagMs: 100 }, { at: 350, lagMs: 200 }, { at: 900, lagMs: 50 }];
+  assert.deepEqual(stalledDuring([{ at: 0, durationMs: 1000 }, { at: 500, durationMs: 100 }, { at: 960, durationMs: 10 }], stalls),
+    { ms: 550, stalls: 4, events: [{ ms: 500, stalls: 4 }, { ms: 50, stalls: 3 }, { ms: 0, stalls: 0 }] });
+  const html = renderHtml(scaleReport({ samples: 2000, nodes: 300, ioEvents: 2000, targets: 20, lagEvents: 1000, scopes: 5, windows: 60 }));
+  const share = Number(finding(html, 'Slow I/O.').match(/\(([\d.]+) %\) was this app's own loop stalled/)[1]);
+  assert.ok(share <= 100, `${share} %`);
+  assert.doesNotMatch(finding(html, 'Slow I/O.'), /about -/);
 });

@@ -30,14 +30,19 @@ function eluBetween(before, after, durationMs) {
   };
 }
 
-/** Lag over the capture from its windows: p99 and max are the worst window's. */
+/**
+ * Lag over the capture from its windows: p99 and max are the worst window's. A histogram's p99
+ * is the top of its bucket (1 % precision) and may read above the largest value recorded: it is
+ * capped there.
+ */
 function lagSummary(windows) {
   const lags = windows.map((w) => w.lag).filter(Boolean);
+  const maxMs = Math.max(0, ...lags.map((l) => l.maxMs));
   return {
     stalls: lags.reduce((n, l) => n + l.stalls, 0),
     stretches: lags.reduce((n, l) => n + l.stretches, 0),
-    p99Ms: Math.max(0, ...lags.map((l) => l.p99Ms)),
-    maxMs: Math.max(0, ...lags.map((l) => l.maxMs)),
+    p99Ms: Math.min(maxMs, Math.max(0, ...lags.map((l) => Math.min(l.p99Ms, l.maxMs)))),
+    maxMs,
   };
 }
 

@@ -172,7 +172,7 @@ function client() {
         end = at(i, 4) + at(i, 5);
       }
     }
-    status.textContent = `${hits.size} frames match · ${fmt(ms)} (${((100 * ms) / total).toFixed(1)} % of busy time)`;
+    status.textContent = `${hits.size} ${hits.size === 1 ? 'frame matches' : 'frames match'} · ${fmt(ms)} (${((100 * ms) / total).toFixed(1)} % of busy time)`;
     draw();
   }
 

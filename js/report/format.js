@@ -29,6 +29,11 @@ function num(x, digits = 0) {
   return `${sign}${int.replace(/\B(?=(\d{3})+$)/g, ',')}${frac ? `.${frac}` : ''}`;
 }
 
+/** A count and its noun, singular for one: '1 stall', '38 stalls', '1,200 frames'. */
+function plural(n, one, many = `${one}s`) {
+  return `${num(n)} ${n === 1 ? one : many}`;
+}
+
 /** Milliseconds with the precision that matters at their size; seconds from 10 s. */
 function ms(x) {
   if (!finite(x)) return NONE;
@@ -68,8 +73,9 @@ function shortUrl(url) {
   return parts.length > 3 ? `…/${parts.slice(-2).join('/')}` : s;
 }
 
-/** 'url:line:column' of a frame, '(native)' without a line. */
+/** 'url:line:column' of a frame, '(native)' without a line, '(builtin)' for rloop's markers of builtins (rloop:json). */
 function locationOf(f) {
+  if (typeof f?.url === 'string' && f.url.startsWith('rloop:')) return '(builtin)';
   if (!f || f.line === null || f.line === undefined) return '(native)';
   return `${f.url}:${f.line}${f.column === null || f.column === undefined ? '' : `:${f.column}`}`;
 }
@@ -77,7 +83,7 @@ function locationOf(f) {
 /** A frame's location as HTML: the short form, the full one on hover. */
 function where(f) {
   const full = locationOf(f);
-  const short = f && f.line !== null && f.line !== undefined ? `${shortUrl(f.url)}:${f.line}` : full;
+  const short = f && f.line !== null && f.line !== undefined && full !== '(builtin)' ? `${shortUrl(f.url)}:${f.line}` : full;
   return `<span class="loc" title="${esc(full, 2000)}">${text(short)}</span>`;
 }
 
@@ -91,4 +97,4 @@ function frameText(f) {
   return `${f?.functionName ?? '(anonymous)'} ${f && f.line !== null && f.line !== undefined ? `${shortUrl(f.url)}:${f.line}` : '(native)'}`;
 }
 
-module.exports = { MB, finite, maxOf, num, ms, pct, size, offset, clock, where, frame, frameText };
+module.exports = { MB, finite, maxOf, num, plural, ms, pct, size, offset, clock, where, frame, frameText };

@@ -40,7 +40,8 @@ h3{font-size:14px;margin:20px 0 8px;color:var(--text)}
 .card .label{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.6px}
 .card .value{font-size:22px;font-weight:650;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .card.wide .value{font-size:16px;line-height:1.9}
-.card .sub{color:var(--muted);font-size:12.5px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.card .value .unit{font-size:13px;font-weight:500;color:var(--muted)}
+.card .sub{color:var(--muted);font-size:12.5px;overflow-wrap:anywhere}
 .card.good{border-left-color:var(--good)}.card.fair{border-left-color:var(--fair)}.card.poor{border-left-color:var(--poor)}
 .facts{display:flex;flex-wrap:wrap;gap:6px 20px;margin:0 0 12px;color:var(--muted)}
 .facts b{color:var(--text);font-weight:600}
@@ -74,6 +75,7 @@ details summary{cursor:pointer}
 details.stack summary{color:var(--text);font-family:var(--mono);font-size:12.5px}
 details.callers{border:1px solid var(--border);border-radius:8px;padding:8px 12px;margin:0 0 8px;background:var(--panel2)}
 details.callers>details{margin:6px 0 0 14px}
+li.lib,li.lib summary{color:var(--muted)}
 details ol{margin:4px 0 4px;padding-left:26px;font-size:12.5px}
 details li{margin:1px 0}
 .delta.good{color:var(--good)}.delta.fair{color:var(--fair)}.delta.poor{color:var(--poor)}

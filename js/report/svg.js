@@ -20,12 +20,15 @@ function ticks(max, count = 4) {
   return out;
 }
 
-/** A plot of `height` mapping x in [0, xMax] and y in [0, yMax] (rounded up to a tick). */
+/**
+ * A plot of `height` mapping x in [0, xMax] (the axis ends at xMax: a chart over a capture ends
+ * where the capture ended) and y in [0, yMax] (rounded up to a tick).
+ */
 function plot({ height = 220, xMax, yMax }) {
-  const xs = ticks(xMax, 8);
+  const xTop = xMax > 0 ? xMax : 1;
+  const xs = ticks(xTop, 8).filter((v) => v <= xTop * (1 + 1e-9));
   const ys = ticks(yMax);
   const inner = { w: WIDTH - MARGIN.left - MARGIN.right, h: height - MARGIN.top - MARGIN.bottom };
-  const xTop = xs[xs.length - 1];
   const yTop = ys[ys.length - 1];
   return {
     height,

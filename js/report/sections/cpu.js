@@ -9,33 +9,38 @@ const { stackDetails } = require('./stacks');
 const flame = require('./flame');
 const { CATEGORIES } = require('../../analyze');
 const { list } = require('../context');
+const facts = require('../facts');
 
 const TOP_FUNCTIONS = 3;
 
 const category = (c) => (CATEGORIES.includes(c) ? c : 'user');
 
+/** Busy time by kind of work, as shares of busy time (idle is no work: said apart). */
 function categories(a) {
-  const entries = CATEGORIES.map((c) => [c, Number(a.categories?.[c]) || 0]).filter(([, v]) => v > 0);
-  const total = entries.reduce((sum, [, v]) => sum + v, 0);
+  const entries = CATEGORIES.filter((c) => c !== 'idle').map((c) => [c, Number(a.categories?.[c]) || 0]).filter(([, v]) => v > 0);
+  const total = facts.busyMs(a);
   if (total === 0) return '';
-  const parts = entries.map(([c, v]) => `<span class="cat-${c}" style="width:${num((100 * v) / total, 2)}%" data-tip="${esc(`${c}\n${ms(v)}, ${pct(v / total)}`)}"></span>`);
-  const legend = entries.map(([c, v]) => `<span><i class="swatch cat-${c}"></i>${c} ${ms(v)}</span>`);
-  return `<div class="catbar" role="img" aria-label="CPU time by kind of work">${parts.join('')}</div><div class="legend">${legend.join('')}</div>`;
+  const parts = entries.map(([c, v]) => `<span class="cat-${c}" style="width:${num((100 * v) / total, 2)}%" data-tip="${esc(`${c}\n${ms(v)}, ${pct(v / total)} of busy time`)}"></span>`);
+  const legend = entries.map(([c, v]) => `<span><i class="swatch cat-${c}"></i>${c} ${ms(v)} · ${pct(v / total)}</span>`);
+  return '<p class="muted hint">Busy time by kind of work, as shares of busy time (the profile less idle), the basis of every CPU share on this page.</p>'
+    + `<div class="catbar" role="img" aria-label="CPU time by kind of work, share of busy time">${parts.join('')}</div><div class="legend">${legend.join('')}</div>`;
 }
 
 function heavy(a) {
   const fns = list(a.heavyFunctions);
   if (fns.length === 0) return empty('No function had self time in the profile.');
-  const top = Math.max(maxOf(fns, (f) => f.selfPercent), 1e-9);
+  const busy = facts.busyMs(a);
+  const share = fns.map((f) => facts.busyPercent(f, busy));
+  const top = Math.max(maxOf(share), 1e-9);
   return table({
     label: 'Heavy functions',
     columns: [{ label: '#', num: true }, { label: 'Function' }, { label: 'Location' }, { label: 'Kind' },
-      { label: 'Self', num: true }, { label: 'Self %', num: true }],
+      { label: 'Self', num: true }, { label: 'Self, % of busy', num: true }],
     rows: fns.map((f, i) => [
       [String(i + 1), i + 1], `<span class="fn">${text(f.functionName)}</span>`, where(f),
       `<i class="swatch cat-${category(f.category)}"></i>${category(f.category)}`,
       [ms(f.selfMs), f.selfMs],
-      [bar((Number(f.selfPercent) || 0) / top, `${num(f.selfPercent, 2)} %`), f.selfPercent],
+      [bar((share[i] ?? 0) / top, `${num(share[i], 1)} %`), share[i] ?? -1],
     ]),
   });
 }
@@ -56,7 +61,7 @@ function scopes(ctx, a) {
   if (all.length === 0) return empty('No scope timeline was recorded with this profile.');
   return table({
     label: 'CPU by scope',
-    columns: [{ label: 'Scope' }, { label: 'Samples', num: true }, { label: 'CPU', num: true }, { label: 'Share of busy', num: true },
+    columns: [{ label: 'Scope' }, { label: 'Samples', num: true }, { label: 'CPU', num: true }, { label: 'CPU, % of busy', num: true },
       { label: 'Top functions' }],
     rows: all.map((s) => [
       `${ctx.swatch(s.name)}${ctx.scope(s.name)}`, [num(s.samples), s.samples], [ms(s.ms), s.ms],
@@ -71,7 +76,8 @@ function render(ctx) {
   const profile = ctx.r.profile;
   if (!profile || !profile.analysis) return empty('No CPU profile was taken in this capture (capture({ profile: true }) takes one).');
   const a = profile.analysis;
-  const head = `<p class="facts"><span>profile <b>${ms(a.durationMs)}</b></span><span>samples <b>${num(a.samples)}</b></span>`
+  const head = `<p class="facts"><span>profile <b>${ms(a.durationMs)}</b></span><span>busy <b>${ms(facts.busyMs(a))}</b></span>`
+    + `<span>idle <b>${ms(Number(a.categories?.idle) || 0)}</b></span><span>samples <b>${num(a.samples)}</b></span>`
     + `<span>interval <b>${num(a.intervalUs)} µs</b></span>${profile.file ? `<span>file <code>${text(profile.file, 200)}</code></span>` : ''}</p>`;
   return head + categories(a)
     + `<h3>Heavy functions</h3>${heavy(a)}`

@@ -3,13 +3,26 @@
 // the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap.
 
 const { esc, text } = require('../escape');
-const { MB, maxOf, size, ms, num, pct, where } = require('../format');
+const { MB, size, ms, num, pct, where, plural, frame } = require('../format');
 const { badge, empty } = require('../table');
 const { groupBy } = require('../aggregate');
-const { topFrame } = require('./lag');
+const { topFrame } = require('../frames');
 const { list } = require('../context');
+const facts = require('../facts');
 
 const RANK = { critical: 0, warning: 1, info: 2, ok: 3 };
+const BLOCKED_SHARE = 0.2; // of a slow wait spent in the app's own stalls, from which they come first
+// The profile's patterns by id, titled as the page's own findings are.
+const TITLES = {
+  'cpu-hog': 'CPU hog.',
+  'long-calls': 'Long calls.',
+  'json-heavy': 'JSON-heavy.',
+  'regex-heavy': 'Regex-heavy.',
+  'crypto-heavy': 'Crypto-heavy.',
+  'sync-io': 'Synchronous I/O.',
+  'gc-pressure': 'GC pressure.',
+  healthy: 'CPU profile.',
+};
 
 function finding({ severity, title, message, location, suggestion, section }) {
   return `<li class="finding ${RANK[severity] === undefined ? 'info' : severity}">${badge(severity)}`
@@ -33,35 +46,59 @@ function loop(ctx) {
   };
 }
 
+const functionKey = (f) => `${f.functionName}\0${f.url}`;
+
 function stalls(ctx) {
-  const lag = ctx.r.lag;
-  const events = list(lag?.events).filter((e) => Number.isFinite(e.lagMs));
-  if (!lag?.enabled || events.length === 0) return null;
-  const worst = maxOf(events, (e) => e.lagMs);
+  const st = facts.stalls(ctx.r);
+  const { events } = st;
+  if (!st.enabled || events.length === 0) return null;
+  const worst = st.longestMs;
   const [scope] = groupBy(events, (e) => e.scope ?? null, (e) => e.lagMs);
-  const [place] = groupBy(events.filter((e) => topFrame(e.stack)), (e) => JSON.stringify(topFrame(e.stack)), (e) => e.lagMs);
+  const [place] = groupBy(events.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), (e) => e.lagMs);
   return {
     severity: worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
-    message: `The loop stalled ${num(events.length + (Number(lag.dropped) || 0))} times for ${ms(lag.thresholdMs)} or more, the longest ${ms(worst)}; `
-      + `the most lag was in ${ctx.scope(scope.key)} (${num(scope.count)} stalls, ${ms(scope.total)}).`,
+    message: `The loop stalled ${plural(st.count, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(worst)}; `
+      + `by scope, the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
+      + (place ? `; by code, in ${frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)}).` : '.'),
     location: place ? where(topFrame(place.items[0].stack)) : null,
     suggestion: 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.',
     section: 'lag',
   };
 }
 
+/**
+ * Slow I/O, outgoing and incoming apart (an incoming request waiting on an outgoing call is one
+ * wait, seen from both sides), and how much of the costliest target's wait was the app's own
+ * loop stalled: a response that arrives during a stall waits for the loop to read it.
+ */
 function slowIo(ctx) {
-  const io = ctx.r.io;
-  const events = list(io?.events);
-  if (!io?.enabled || events.length === 0) return null;
-  const [top] = groupBy(events, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
+  const io = facts.slowIo(ctx.r);
+  if (!io.enabled || io.events.length === 0) return null;
+  const side = io.outgoing.length > 0 ? io.outgoing : io.incoming;
+  const [top] = groupBy(side, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
+  const { ms: blockedMs, stalls: overlapping } = facts.stalledDuring(top.items, facts.stalls(ctx.r).events);
+  const share = top.total > 0 ? blockedMs / top.total : 0;
+  const counts = [
+    io.outgoing.length > 0 ? `${plural(io.outgoing.length, 'outgoing operation')} took ${ms(io.thresholdMs)} or more` : '',
+    io.incoming.length > 0 ? `${plural(io.incoming.length, 'incoming request')} took as long to answer` : '',
+  ].filter(Boolean).join('; ');
+  const dropped = io.dropped > 0 ? ` (and ${plural(io.dropped, 'more slow operation')} not kept)` : '';
+  const blocked = blockedMs > 0
+    ? ` Of their ${ms(top.total)} of waiting, ${ms(blockedMs)} (${pct(share)}) was this app's own loop stalled (${plural(overlapping, 'stall')} overlapped them)`
+      + (share >= BLOCKED_SHARE && io.outgoing.length > 0 ? `: the other side took about ${ms((top.total - blockedMs) / top.count)} a call.` : '.')
+    : ' No stall of the loop overlapped them.';
+  const own = share >= BLOCKED_SHARE;
+  const where = io.outgoing.length > 0 ? 'remote side' : 'code that answers them';
   return {
     severity: 'warning',
     title: 'Slow I/O.',
-    message: `${num(events.length + (Number(io.dropped) || 0))} I/O operations took ${ms(io.thresholdMs)} or more; the costliest target is `
-      + `${text(top.items[0].type)} ${text(top.items[0].target)} (${num(top.count)} slow, longest ${ms(top.max)}).`,
-    suggestion: 'Look at the remote side first; set timeouts, reuse connections (keepAlive agents), cache answers, and run independent calls in parallel.',
+    message: `${counts}${dropped}. The costliest ${io.outgoing.length > 0 ? 'target' : 'endpoint'} is ${text(top.items[0].type)} ${text(top.items[0].target)} `
+      + `(${num(top.count)} slow, longest ${ms(top.max)}).${blocked}`,
+    suggestion: own
+      ? `Fix the loop's stalls first (see Lag): while the loop is blocked no response is read, so the waits look longer than the ${where} made them. `
+        + 'Then set timeouts, reuse connections (keepAlive agents), cache answers, and run independent calls in parallel.'
+      : `Look at the ${where} first; set timeouts, reuse connections (keepAlive agents), cache answers, and run independent calls in parallel.`,
     section: 'io',
   };
 }
@@ -79,11 +116,20 @@ function heapGrowth(ctx) {
   };
 }
 
+/** For a long-calls pattern: how many stalls had its function on their stack. */
+function onStalls(ctx, p) {
+  const f = p.location;
+  if (p.id !== 'long-calls' || !f) return '';
+  const withStack = facts.stalls(ctx.r).events.filter((e) => list(e.stack).length > 0);
+  const hit = withStack.filter((e) => list(e.stack).some((g) => g.functionName === f.functionName && g.url === f.url));
+  return withStack.length > 0 ? ` It was on the stack of ${num(hit.length)} of the ${plural(withStack.length, 'stall')} whose stack was taken.` : '';
+}
+
 function patterns(ctx) {
   return list(ctx.r.profile?.analysis?.patterns).map((p) => ({
     severity: p.id === 'healthy' ? 'ok' : p.severity,
-    title: p.id === 'healthy' ? 'CPU profile.' : `${String(p.id)}.`,
-    message: text(p.message, 2000),
+    title: TITLES[p.id] ?? `${String(p.id)}.`,
+    message: text(/[.!?]$/.test(String(p.message)) ? p.message : `${p.message}.`, 2000) + esc(onStalls(ctx, p)),
     location: p.location ? where(p.location) : null,
     suggestion: p.suggestion ? text(p.suggestion, 2000) : null,
     section: 'cpu',

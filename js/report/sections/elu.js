@@ -7,6 +7,7 @@ const { maxOf, ms, num, offset, pct } = require('../format');
 const { plot, chart, hoverColumns, round } = require('../svg');
 const { table, bar, empty, capped } = require('../table');
 const { list, OTHER, UNATTRIBUTED, PALETTE } = require('../context');
+const facts = require('../facts');
 
 const MAX_COLUMNS = 120;
 const MAX_ROWS = 200;
@@ -56,7 +57,7 @@ function scopeTable(ctx, elu, windows) {
     ? capped(ctx, `ELU by scope: the ${MAX_ROWS} busiest of ${num(scopes.length)} scopes are listed.`) : '';
   return table({
     label: 'ELU by scope',
-    columns: [{ label: 'Scope' }, { label: 'Busy', num: true }, { label: 'ELU', num: true }, { label: 'Share of busy', num: true },
+    columns: [{ label: 'Scope' }, { label: 'Busy', num: true }, { label: 'ELU', num: true }, { label: 'Share of loop busy', num: true },
       { label: 'Calls', num: true }, { label: 'Keys', num: true }, { label: 'Key p99', num: true }, { label: 'Worst keys' }],
     rows,
   }) + note;
@@ -77,17 +78,54 @@ function columns(ctx, windows, series) {
       busy[series.length - 1] += Number(w.unattributed?.busyMs) || 0;
     }
     const durationMs = group.reduce((sum, w) => sum + (Number(w.durationMs) || 0), 0);
-    out.push({ start: (group[0].start - ctx.start) / 1000, end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs });
+    const startS = (group[0].start - ctx.start) / 1000;
+    // A window that began before the capture is drawn from the capture's start.
+    out.push({ start: Math.max(0, startS), end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs, early: startS < 0 ? -startS : 0 });
   }
   return { per, columns: out };
+}
+
+/**
+ * The capture's last part, after its last complete window: what the capture's totals hold
+ * beyond the windows' (a window that began before the capture counted for its part inside),
+ * per series. Null when the windows reach the capture's end.
+ */
+function tail(ctx, elu, windows, series) {
+  const endS = facts.spanS(ctx.r);
+  const lastEnd = (windows[windows.length - 1].end - ctx.start) / 1000;
+  const durationMs = (endS - lastEnd) * 1000;
+  if (!(durationMs >= 1)) return null;
+  const inside = (w) => {
+    const d = w.end - w.start;
+    return d > 0 ? Math.max(0, Math.min(1, (w.end - Math.max(w.start, ctx.start)) / d)) : 1;
+  };
+  const seen = new Array(series.length).fill(0);
+  const at = (name) => {
+    const j = series.findIndex((x) => x.name === name);
+    return j >= 0 ? j : series.length - 2;
+  };
+  for (const w of windows) {
+    const f = inside(w);
+    for (const s of list(w.scopes)) seen[at(s.name)] += f * (Number(s.busyMs) || 0);
+    seen[series.length - 1] += f * (Number(w.unattributed?.busyMs) || 0);
+  }
+  const total = new Array(series.length).fill(0);
+  for (const s of list(elu.scopes)) total[at(s.name)] += Number(s.busyMs) || 0;
+  total[series.length - 1] += Number(elu.unattributed?.busyMs) || 0;
+  let busy = total.map((t, j) => Math.max(0, t - seen[j]));
+  const sum = busy.reduce((a, b) => a + b, 0);
+  if (sum > durationMs) busy = busy.map((b) => (b * durationMs) / sum); // estimates: never over 100 %
+  return { start: lastEnd, end: endS, busy, durationMs, early: 0, partial: true };
 }
 
 function stackedTimeline(ctx, elu, windows) {
   const named = list(elu.scopes).slice(0, PALETTE.length).map((s) => ({ name: s.name, color: ctx.color(s.name), label: ctx.scopeText(s.name) }));
   const series = [...named, { name: undefined, color: OTHER, label: 'other scopes' }, { name: null, color: UNATTRIBUTED, label: '(unattributed)' }];
   const { per, columns: cols } = columns(ctx, windows, series);
+  const last = tail(ctx, elu, windows, series);
+  if (last) cols.push(last);
   const peak = maxOf(cols, (c) => (c.durationMs > 0 ? (100 * c.busy.reduce((a, b) => a + b, 0)) / c.durationMs : 0));
-  const p = plot({ xMax: maxOf(cols, (c) => c.end), yMax: Math.min(100, Math.max(5, peak)) }); // a quiet loop still shows
+  const p = plot({ xMax: facts.spanS(ctx.r, maxOf(cols, (c) => c.end)), yMax: Math.min(100, Math.max(5, peak)) }); // a quiet loop still shows
   const bars = [];
   const tips = [];
   for (const c of cols) {
@@ -104,6 +142,8 @@ function stackedTimeline(ctx, elu, windows) {
     const parts = c.busy.map((busyMs, j) => [j, busyMs]).filter(([, b]) => b > 0).sort((a, b) => b[1] - a[1]);
     tips.push([
       `${offset(c.start)} to ${offset(c.end)}: loop busy ${num(acc, 1)} %`,
+      ...(c.partial ? ['the capture ended inside this window: its part, from the capture\'s totals'] : []),
+      ...(c.early > 0 ? [`the window began ${num(c.early, 2)} s before the capture`] : []),
       ...parts.map(([j, b]) => `${series[j].label}: ${num(c.durationMs > 0 ? (100 * b) / c.durationMs : 0, 1)} % (${ms(b)})`),
     ]);
   }

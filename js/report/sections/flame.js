@@ -4,7 +4,7 @@
 // may hold any tree.
 
 const { clip, visible } = require('../escape');
-const { num } = require('../format');
+const { num, plural } = require('../format');
 const { empty, capped } = require('../table');
 const { CATEGORIES } = require('../../analyze');
 const { MAX_NODES, MIN_SHARE } = require('../../flame');
@@ -54,7 +54,8 @@ function flatten(root) {
     const x = item.parent < 0 ? 0 : nextX[kept[item.parent]];
     const w = value(item);
     if (item.parent >= 0) nextX[kept[item.parent]] += w;
-    const loc = n.line === null || n.line === undefined ? '(native)' : `${n.url}:${n.line}${n.column ? `:${n.column}` : ''}`;
+    const loc = typeof n.url === 'string' && n.url.startsWith('rloop:') ? '(builtin)' // rloop's marker of JSON.parse/stringify
+      : n.line === null || n.line === undefined ? '(native)' : `${n.url}:${n.line}${n.column ? `:${n.column}` : ''}`;
     const cat = CATEGORIES.indexOf(n.category);
     kept[i] = nodes.length / 6;
     nextX.push(x);
@@ -70,7 +71,7 @@ function render(ctx, flame) {
   ctx.data.flame = data;
   const left = (Number(flame.truncated) || 0) + data.dropped;
   const note = left > 0
-    ? capped(ctx, `Flame graph: ${num(left)} call-tree nodes are left out (under ${MIN_SHARE * 100} % of the busy time, deeper than the tree keeps, or past the heaviest ${num(MAX_NODES)}); their time is in their parents.`)
+    ? capped(ctx, `Flame graph: ${plural(left, 'call-tree node')} ${left === 1 ? 'is' : 'are'} left out (under ${MIN_SHARE * 100} % of the busy time, deeper than the tree keeps, or past the heaviest ${num(MAX_NODES)}); their time is in their parents.`)
     : '';
   return `<div class="flame" id="flame-graph">
 <div class="toolbar"><input type="search" id="flame-search" placeholder="Search functions and files" aria-label="Search the flame graph">

@@ -3,11 +3,13 @@
 // operation of the capture, slow or not, summed by type and target.
 
 const { esc, text } = require('../escape');
-const { frameText, ms, num } = require('../format');
+const { frameText, ms, num, pct } = require('../format');
 const { table, empty, capped } = require('../table');
 const { stackDetails } = require('./stacks');
 const { groupBy } = require('../aggregate');
 const { list } = require('../context');
+const { topFrame } = require('../frames');
+const facts = require('../facts');
 
 const MAX_GROUPS = 100;
 const MAX_TARGETS = 50;
@@ -29,18 +31,22 @@ function callers(events) {
   );
   if (stacks.length === 0) return '<span class="muted">no stack (incoming, or started by Node)</span>';
   return stacks.slice(0, STACKS_PER_GROUP)
-    .map((s) => stackDetails(s.items[0].stack, `${esc(frameText(s.items[0].stack[0]))}${s.count > 1 ? ` <span class="muted">×${num(s.count)}</span>` : ''}`))
+    .map((s) => stackDetails(s.items[0].stack, `${esc(frameText(topFrame(s.items[0].stack)))}${s.count > 1 ? ` <span class="muted">×${num(s.count)}</span>` : ''}`, { userFirst: true }))
     .join('') + (stacks.length > STACKS_PER_GROUP ? `<span class="muted">+${stacks.length - STACKS_PER_GROUP} other stacks</span>` : '');
 }
 
-function slow(ctx, events) {
+function slow(ctx, events, stallEvents) {
   const groups = groupBy(events, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
   const rows = groups.slice(0, MAX_GROUPS).map((g) => {
     const e = g.items[0];
+    const stalled = facts.stalledDuring(g.items, stallEvents).ms;
+    const share = g.total > 0 ? stalled / g.total : 0;
     const outcomes = g.items.map((i) => (i.error !== undefined ? `error ${i.error}` : i.status !== undefined ? String(i.status) : 'ok'));
     return [
       text(e.type), `<span class="target">${text(e.target)}</span> <span class="muted">${listed(g.items.map((i) => i.method), 2)}</span>`,
-      [num(g.count), g.count], [ms(g.total), g.total], [ms(g.max), g.max], listed(outcomes),
+      [num(g.count), g.count], [ms(g.total), g.total], [ms(g.max), g.max],
+      [stalled > 0 ? `${ms(stalled)} <span class="muted">${pct(share)}</span>` : '<span class="muted">none</span>', stalled],
+      listed(outcomes),
       listed(g.items.map((i) => ctx.scopeText(i.scope)), 2), callers(g.items),
     ];
   });
@@ -48,7 +54,8 @@ function slow(ctx, events) {
   return table({
     label: 'Slow I/O by type and target',
     columns: [{ label: 'Type' }, { label: 'Target' }, { label: 'Slow', num: true }, { label: 'Total', num: true },
-      { label: 'Longest', num: true }, { label: 'Outcome' }, { label: 'Scopes' }, { label: 'Callers' }],
+      { label: 'Longest', num: true }, { label: 'Loop stalled meanwhile', num: true }, { label: 'Outcome' }, { label: 'Scopes' },
+      { label: 'Callers (callers first)' }],
     rows,
   }) + note;
 }
@@ -70,12 +77,16 @@ function aggregates(ctx, byType) {
 function render(ctx) {
   const io = ctx.r.io;
   if (!io || !io.enabled) return empty('I/O tracking was off for this capture (rloop.start({ io: true }) turns it on).');
+  const f = facts.slowIo(ctx.r);
   const events = list(io.events);
   const byType = list(io.aggregates);
-  const head = `<p class="facts"><span>slow from <b>${ms(io.thresholdMs)}</b></span><span>slow operations <b>${num(events.length + (io.dropped || 0))}</b></span>`
-    + `<span>all operations <b>${num(byType.reduce((n, a) => n + (Number(a.count) || 0), 0))}</b></span></p>`;
+  const head = `<p class="facts"><span>slow from <b>${ms(io.thresholdMs)}</b></span><span>slow outgoing <b>${num(f.outgoing.length)}</b></span>`
+    + `<span>slow incoming (http-in) <b>${num(f.incoming.length)}</b></span>${f.dropped > 0 ? `<span>not kept <b>${num(f.dropped)}</b></span>` : ''}`
+    + `<span>all operations <b>${num(byType.reduce((n, a) => n + (Number(a.count) || 0), 0))}</b></span></p>`
+    + '<p class="muted hint">An incoming request that waits on an outgoing call is one wait seen from both sides: the two are counted apart. '
+    + '<i>Loop stalled meanwhile</i> is the part of the wait during which the app\'s own loop was stalled (see Lag): a response that arrives then is read late.</p>';
   const dropped = io.dropped > 0 ? capped(ctx, `Slow I/O: the capture kept ${num(events.length)} slow operations and dropped ${num(io.dropped)} more; the groups count the kept ones.`) : '';
-  const slowPart = events.length > 0 ? slow(ctx, events) : empty(`No I/O operation took ${ms(io.thresholdMs)} or more.`);
+  const slowPart = events.length > 0 ? slow(ctx, events, facts.stalls(ctx.r).events) : empty(`No I/O operation took ${ms(io.thresholdMs)} or more.`);
   const allPart = byType.length > 0 ? aggregates(ctx, byType) : empty('No outgoing or incoming I/O operation ended during the capture.');
   return `${head}${dropped}<h3>Slow operations</h3>${slowPart}${allPart}`;
 }

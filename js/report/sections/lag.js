@@ -6,35 +6,30 @@ const { esc, text } = require('../escape');
 const { clock, frame, frameText, maxOf, ms, num, offset } = require('../format');
 const { plot, chart, tip, round } = require('../svg');
 const { table, empty, capped } = require('../table');
-const { stackDetails } = require('./stacks');
+const { stackDetails, visibleFrames } = require('./stacks');
 const { groupBy } = require('../aggregate');
 const { list } = require('../context');
+const { topFrame } = require('../frames');
+const facts = require('../facts');
 
 const MAX_DOTS = 500;
 const MAX_ROWS = 25;
 const WORST = 20;
 const TIP_FRAMES = 6;
 
-/** The frame of the app's own code on top of a stack: Node's internals skipped. */
-function topFrame(stack) {
-  const frames = list(stack);
-  if (frames.length === 0) return null;
-  return frames.find((f) => typeof f.url === 'string' && f.url !== '' && !f.url.startsWith('node:')) ?? frames[0];
-}
-
 // Stacks are taken mid-function: stalls in one function group together, whatever the line.
 const functionKey = (f) => (f ? `${f.functionName}\0${f.url}` : '');
 
 function timeline(ctx, events, thresholdMs) {
   const shown = events.length > MAX_DOTS ? [...events].sort((a, b) => b.lagMs - a.lagMs).slice(0, MAX_DOTS) : events;
-  const durationS = Math.max(0.001, Number(ctx.r.meta?.durationMs) / 1000 || maxOf(shown, (e) => (e.at - ctx.start) / 1000));
+  const durationS = facts.spanS(ctx.r, maxOf(shown, (e) => (e.at - ctx.start) / 1000));
   const maxLag = Math.max(maxOf(shown, (e) => e.lagMs), thresholdMs || 0);
   const p = plot({ xMax: durationS, yMax: maxLag * 1.1 });
   const dots = [...shown]
     .sort((a, b) => b.lagMs - a.lagMs) // small dots drawn last, on top
     .map((e) => {
       const r = 3 + 9 * Math.sqrt(Math.max(0, e.lagMs) / maxLag);
-      const stack = list(e.stack);
+      const stack = visibleFrames(e.stack);
       const lines = [
         `${ms(e.lagMs)} stall at ${offset((e.at - ctx.start) / 1000)} (${clock(e.at)})`,
         `scope: ${ctx.scopeText(e.scope)}${e.key === null || e.key === undefined ? '' : `, key ${e.key}`}`,
@@ -93,11 +88,11 @@ function worst(ctx, events) {
 function render(ctx) {
   const lag = ctx.r.lag;
   if (!lag || !lag.enabled) return empty('Lag detection was off for this capture (rloop.start({ lag: true }) turns it on).');
-  const events = list(lag.events).filter((e) => Number.isFinite(e.lagMs) && Number.isFinite(e.at));
-  const s = lag.summary ?? {};
-  const head = `<p class="facts"><span>threshold <b>${ms(lag.thresholdMs)}</b></span><span>stalls <b>${num(s.stalls)}</b></span>`
-    + `<span>busy stretches <b>${num(s.stretches)}</b></span><span>p99 stretch (worst window) <b>${ms(s.p99Ms)}</b></span>`
-    + `<span>longest <b>${ms(s.maxMs)}</b></span></p>`;
+  const st = facts.stalls(ctx.r);
+  const { events } = st;
+  const head = `<p class="facts"><span>threshold <b>${ms(lag.thresholdMs)}</b></span><span>stalls <b>${num(st.count)}</b></span>`
+    + `<span>longest <b>${ms(st.longestMs)}</b></span><span>busy stretches <b>${num(st.stretches)}</b></span>`
+    + `<span>p99 stretch (worst window) <b>${ms(st.p99Ms)}</b></span></p>`;
   if (events.length === 0) return head + empty(`No stall of ${ms(lag.thresholdMs)} or more was recorded during the capture.`);
   const dropped = lag.dropped > 0 ? capped(ctx, `Lag: the capture kept ${num(events.length)} stalls and dropped ${num(lag.dropped)} more; the tables count the kept ones.`) : '';
   return head + dropped + timeline(ctx, events, lag.thresholdMs)

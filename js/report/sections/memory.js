@@ -7,6 +7,7 @@ const { MB, finite, maxOf, size, num, offset } = require('../format');
 const { plot, chart, hoverColumns, edgesAround, buckets, round } = require('../svg');
 const { table, empty, capped } = require('../table');
 const { list } = require('../context');
+const facts = require('../facts');
 
 const METRICS = [
   ['rss', 'RSS'],
@@ -55,8 +56,8 @@ function deltas(heap, samples) {
 }
 
 function timeline(ctx, samples) {
-  const t0 = samples[0].at;
-  const span = Math.max(1, samples[samples.length - 1].at - t0) / 1000;
+  const t0 = ctx.start || samples[0].at; // the capture's start: every chart's x axis is the capture
+  const span = facts.spanS(ctx.r, (samples[samples.length - 1].at - t0) / 1000);
   // At most MAX_POINTS points a line: each the highest of the samples it stands for.
   const groups = buckets(samples, MAX_POINTS, (s) => (s.at - t0) / 1000, span);
   const points = groups.map((b) => {

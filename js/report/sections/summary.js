@@ -6,25 +6,39 @@ const { esc, text } = require('../escape');
 const { maxOf, size, ms, num, pct } = require('../format');
 const { heapSamples, growth } = require('./memory');
 const { list } = require('../context');
+const facts = require('../facts');
 
-const HOT_PERCENT = 1; // a function is hot from this share of the profile
+const HOT_PERCENT = 1; // a function is hot from this share of the profile's busy time
 
 function card(section, label, value, sub, cls = '') {
   return `<a class="card ${cls}" href="#${section}"><span class="label">${esc(label)}</span>`
     + `<span class="value">${value}</span><span class="sub">${sub}</span></a>`;
 }
 
-/** A card counting the events of `part` (lag or io), kept and dropped, with the longest. */
-function events(section, label, part, msOf, off) {
-  if (!part?.enabled) return card(section, label, '—', off);
-  const kept = list(part.events);
-  const count = kept.length + (Number(part.dropped) || 0);
-  const sub = count > 0 ? `longest ${ms(maxOf(kept, msOf))}` : `none of ${ms(part.thresholdMs)} or more`;
-  return card(section, label, num(count), sub, count > 0 ? 'fair' : '');
+/** The stalls, as the diagnosis and the Lag section count them. */
+function stallCard(ctx) {
+  const st = facts.stalls(ctx.r);
+  if (!st.enabled) return card('lag', 'Loop stalls', '—', 'lag detection off');
+  const sub = st.count > 0 ? `longest ${ms(st.longestMs)}` : `none of ${ms(st.thresholdMs)} or more`;
+  return card('lag', 'Loop stalls', num(st.count), sub, st.count > 0 ? 'fair' : '');
+}
+
+/** Slow I/O, outgoing and incoming apart: one wait may show on both sides. */
+function ioCard(ctx) {
+  const io = facts.slowIo(ctx.r);
+  if (!io.enabled) return card('io', 'Slow I/O', '—', 'I/O tracking off');
+  if (io.events.length + io.dropped === 0) return card('io', 'Slow I/O', '0', `none of ${ms(io.thresholdMs)} or more`);
+  const value = `${num(io.outgoing.length)} <span class="unit">out</span> · ${num(io.incoming.length)} <span class="unit">in</span>`;
+  const sub = [
+    io.outgoing.length > 0 ? `longest out ${ms(io.longestOutMs)}` : '',
+    io.incoming.length > 0 ? `longest in ${ms(io.longestInMs)}` : '',
+    io.dropped > 0 ? `+${num(io.dropped)} not kept` : '',
+  ].filter(Boolean).join(' · ');
+  return card('io', 'Slow I/O', value, sub, 'fair');
 }
 
 function render(ctx) {
-  const { elu, lag, io, heap, profile } = ctx.r;
+  const { elu, heap, profile } = ctx.r;
   const meta = ctx.r.meta ?? {};
   const a = profile?.analysis;
   const cards = [];
@@ -37,15 +51,16 @@ function render(ctx) {
     busiest ? `${pct(busiest.elu)} ELU · ${ms(busiest.busyMs)}` : 'no scope ran', 'wide'));
   cards.push(card('cpu', 'Samples', a ? num(a.samples) : '—', a ? `every ${num(a.intervalUs)} µs over ${ms(a.durationMs)}` : 'no profile taken'));
   const fns = list(a?.heavyFunctions);
-  const hot = fns.filter((f) => Number(f.selfPercent) >= HOT_PERCENT);
+  const busy = facts.busyMs(a);
+  const hot = fns.filter((f) => facts.busyPercent(f, busy) >= HOT_PERCENT);
   cards.push(card('cpu', 'Hot functions', a ? num(hot.length) : '—',
-    fns[0] ? `top: <span class="fn">${text(fns[0].functionName, 60)}</span> ${num(fns[0].selfPercent, 1)} %` : a ? 'no self time' : 'no profile taken'));
-  cards.push(events('lag', 'Lag events', lag, (e) => e.lagMs, 'lag detection off'));
-  cards.push(events('io', 'Slow I/O', io, (e) => e.durationMs, 'I/O tracking off'));
+    fns[0] ? `top: <span class="fn">${text(fns[0].functionName, 60)}</span> ${num(facts.busyPercent(fns[0], busy), 1)} % of busy` : a ? 'no self time' : 'no profile taken'));
+  cards.push(stallCard(ctx));
+  cards.push(ioCard(ctx));
   const samples = heapSamples(heap);
   const delta = heap ? heap.end?.heapUsed - heap.start?.heapUsed : NaN;
-  cards.push(card('memory', 'Peak heap', samples.length > 0 ? size(maxOf(samples, (s) => s.heapUsed)) : '—',
-    samples.length > 0 ? `heap used ${size(delta, true)} over the capture` : 'no heap statistics', samples.length > 0 ? growth(delta) : ''));
+  cards.push(card('memory', 'Peak heap used', samples.length > 0 ? size(maxOf(samples, (s) => s.heapUsed)) : '—',
+    samples.length > 0 ? `${size(delta, true)} over the capture` : 'no heap statistics', samples.length > 0 ? growth(delta) : ''));
   return `<div class="cards">${cards.join('')}</div>`;
 }
 

@@ -1,0 +1,138 @@
+'use strict';
+// The numbers more than one part of the page states, computed once, so the summary cards, the
+// diagnosis and each section agree: stalls (count, longest, p99), slow I/O by side, the
+// profile's busy time (the basis of every CPU share), the capture's span, and how much of a
+// slow operation's wait the app's own stalls account for.
+
+const { list } = require('./context');
+const { finite, maxOf } = require('./format');
+
+const INCOMING = 'http-in';
+
+/** Stalls of the capture: every one recorded (kept and dropped), the longest, p99 never above it. */
+function stalls(report) {
+  const lag = report.lag;
+  const events = list(lag?.events).filter((e) => finite(e.lagMs) && finite(e.at));
+  const dropped = Math.max(0, Number(lag?.dropped) || 0);
+  const s = lag?.summary ?? {};
+  // The kept events are the stalls of the capture; the windows count only those inside a
+  // complete window. A dropped stall may be the longest: the windows saw it.
+  let longestMs = maxOf(events, (e) => e.lagMs);
+  if (dropped > 0 || events.length === 0) longestMs = Math.max(longestMs, finite(s.maxMs) ? s.maxMs : -Infinity);
+  if (!finite(longestMs)) longestMs = null;
+  const p99 = finite(s.p99Ms) ? s.p99Ms : null;
+  return {
+    enabled: Boolean(lag?.enabled),
+    thresholdMs: lag?.thresholdMs,
+    events,
+    count: events.length + dropped,
+    dropped,
+    longestMs,
+    stretches: s.stretches,
+    p99Ms: p99 === null ? null : longestMs === null ? p99 : Math.min(p99, longestMs),
+  };
+}
+
+/** Slow I/O apart by side: the app waiting on others (outgoing) and others waiting on the app (incoming). */
+function slowIo(report) {
+  const io = report.io;
+  const events = list(io?.events).filter((e) => finite(e.durationMs));
+  const outgoing = events.filter((e) => e.type !== INCOMING);
+  const incoming = events.filter((e) => e.type === INCOMING);
+  return {
+    enabled: Boolean(io?.enabled),
+    thresholdMs: io?.thresholdMs,
+    events,
+    outgoing,
+    incoming,
+    dropped: Math.max(0, Number(io?.dropped) || 0),
+    longestOutMs: outgoing.length > 0 ? maxOf(outgoing, (e) => e.durationMs) : null,
+    longestInMs: incoming.length > 0 ? maxOf(incoming, (e) => e.durationMs) : null,
+  };
+}
+
+/** The profile's busy (non-idle) time, ms: what every CPU share in the page is a share of. */
+function busyMs(analysis) {
+  const c = analysis?.categories;
+  if (!c || typeof c !== 'object') return 0;
+  return Object.entries(c).reduce((sum, [k, v]) => (k === 'idle' || !finite(v) ? sum : sum + v), 0);
+}
+
+/** A heavy function's share of busy time, %: its own field, or from its self time in older reports. */
+function busyPercent(f, busy) {
+  if (finite(f?.busyPercent)) return f.busyPercent;
+  return busy > 0 && finite(f?.selfMs) ? Math.round((10000 * f.selfMs) / busy) / 100 : null;
+}
+
+/** The capture's span in seconds from its start: [0, end], from meta.start/meta.end. */
+function spanS(report, fallbackS = 0) {
+  const m = report.meta ?? {};
+  const d = finite(m.end) && finite(m.start) ? (m.end - m.start) / 1000 : Number(m.durationMs) / 1000;
+  return finite(d) && d > 0 ? d : Math.max(0.001, fallbackS);
+}
+
+const merged = new WeakMap(); // stall events -> their spans merged, in time order
+
+/**
+ * The spans of `stallEvents` (from `at` for `lagMs`) in time order, overlapping ones merged
+ * (stalls of one loop never overlap, but a hand-made or damaged report may hold any): `starts`,
+ * `ends` and how many stalls each span holds.
+ */
+function spans(stallEvents) {
+  let m = merged.get(stallEvents);
+  if (m !== undefined) return m;
+  const sorted = [...stallEvents].sort((a, b) => a.at - b.at);
+  m = { starts: [], ends: [], counts: [] };
+  for (const s of sorted) {
+    const end = s.at + Math.max(0, s.lagMs);
+    const last = m.ends.length - 1;
+    if (last >= 0 && s.at < m.ends[last]) {
+      m.ends[last] = Math.max(m.ends[last], end);
+      m.counts[last]++;
+    } else {
+      m.starts.push(s.at);
+      m.ends.push(end);
+      m.counts.push(1);
+    }
+  }
+  merged.set(stallEvents, m);
+  return m;
+}
+
+/**
+ * How long the loop was stalled during `events` (each from `at` for `durationMs`): `ms` summed
+ * over the events, `stalls` the distinct stalls that overlapped any, and `events[i]` each one's
+ * `{ ms, stalls }`.
+ */
+function stalledDuring(events, stallEvents) {
+  const { starts, ends, counts } = spans(stallEvents);
+  const hit = new Set();
+  const each = events.map((e) => {
+    const start = e.at;
+    const end = e.at + e.durationMs;
+    if (!finite(start) || !finite(end)) return { ms: 0, stalls: 0 };
+    let lo = 0; // the first span that ends after `start`
+    let hi = ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends[mid] <= start) lo = mid + 1;
+      else hi = mid;
+    }
+    let ms = 0;
+    let n = 0;
+    for (let i = lo; i < starts.length && starts[i] < end; i++) {
+      const overlap = Math.min(end, ends[i]) - Math.max(start, starts[i]);
+      if (overlap > 0) {
+        ms += overlap;
+        n += counts[i];
+        hit.add(i);
+      }
+    }
+    return { ms, stalls: n };
+  });
+  let stalls = 0;
+  for (const i of hit) stalls += counts[i];
+  return { ms: each.reduce((sum, e) => sum + e.ms, 0), stalls, events: each };
+}
+
+module.exports = { stalls, slowIo, busyMs, busyPercent, spanS, stalledDuring, INCOMING };
