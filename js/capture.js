@@ -246,7 +246,7 @@ class Capture {
         ? {
           intervalUs: o.profile.intervalUs,
           file: o.cpuprofile ? expand(o.cpuprofile, this.#n, this.#start) : null,
-          ...analyzeWithFlame(profile, { scopeTimeline }),
+          ...analyzeWithFlame(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThreshold }),
         }
         : null,
     });

@@ -346,3 +346,21 @@ test('§2 the stalled part of a wait is never more than the wait, whatever stall
   assert.ok(share <= 100, `${share} %`);
   assert.doesNotMatch(finding(html, 'Slow I/O.'), /about -/);
 });
+
+test('a stall whose stack is not the blocker\'s says so, and never groups under the code that ran after', () => {
+  const report = diagnosisReport();
+  const after = { functionName: 'ranAfter', url: 'file:///app/after.js', line: 3, column: 1 };
+  report.lag.events = [{
+    lagMs: 300, at: report.meta.start + 1000, thread: 0, scope: 'job:import', key: null, stack: null, noticedAfterMs: 50,
+    stackTakenAfterMs: 301, stackSeen: [after], native: null, atStart: false,
+    stackNote: 'the loop was in code V8 cannot interrupt (a builtin such as JSON.parse or RegExp, or C++) for 250 ms more: these frames ran after it',
+    scopes: [{ scope: 'job:import', key: null, ms: 240 }, { scope: 'job:blocker', key: null, ms: 60 }],
+  }];
+  assertValidReport(report);
+  const lag = section(renderHtml(report), 'lag');
+  assert.match(lag, /no stack of the blocker: the loop was in code V8 cannot interrupt/);
+  assert.match(lag, /frames that ran after it/);
+  assert.match(lag, /inside: job:import 240 ms, job:blocker 60 ms/);
+  const byLocation = lag.slice(lag.indexOf('By code location'), lag.indexOf('Longest stalls'));
+  assert.ok(!byLocation.includes('ranAfter'), 'not grouped under what ran after');
+});

@@ -33,7 +33,8 @@ function timeline(ctx, events, thresholdMs) {
       const lines = [
         `${ms(e.lagMs)} stall at ${offset((e.at - ctx.start) / 1000)} (${clock(e.at)})`,
         `scope: ${ctx.scopeText(e.scope)}${e.key === null || e.key === undefined ? '' : `, key ${e.key}`}`,
-        ...(stack.length > 0 ? stack.slice(0, TIP_FRAMES).map((f) => `  ${frameText(f)}`) : ['no stack: the stall ended before one was taken']),
+        ...(e.native ? [`in native ${e.native} work`] : []),
+        ...(stack.length > 0 ? stack.slice(0, TIP_FRAMES).map((f) => `  ${frameText(f)}`) : [noStack(e)]),
       ];
       return `<circle class="dot" cx="${round(p.x((e.at - ctx.start) / 1000))}" cy="${round(p.y(e.lagMs))}" r="${round(r)}" `
         + `style="fill:${esc(ctx.color(e.scope))}" ${tip(lines)}/>`;
@@ -41,6 +42,18 @@ function timeline(ctx, events, thresholdMs) {
   const limit = thresholdMs > 0 ? `<line class="threshold" x1="${round(p.x(0))}" x2="${round(p.x(Infinity))}" y1="${round(p.y(thresholdMs))}" y2="${round(p.y(thresholdMs))}"/>` : '';
   const note = shown.length < events.length ? capped(ctx, `Lag timeline: the ${num(shown.length)} longest of ${num(events.length)} stalls are drawn.`) : '';
   return chart(p, { label: 'Stalls over the capture, ms', yFormat: (v) => `${num(v, 0)} ms`, body: limit + dots.join('') }) + note;
+}
+
+/** Why a stall has no stack of its blocker, in a line. */
+function noStack(e) {
+  if (e.stackNote) return `no stack of the blocker: ${e.stackNote}`;
+  return e.atStart ? 'no stack: it began before rloop started' : 'no stack: the stall ended before one was taken';
+}
+
+/** Who ran inside a stall, as text: "a 200 ms, b 50 ms". */
+function inside(ctx, e) {
+  const scopes = list(e.scopes).filter((s) => s.ms >= 1);
+  return scopes.length < 2 ? '' : scopes.slice(0, 3).map((s) => `${ctx.scopeText(s.scope)} ${ms(s.ms)}`).join(', ');
 }
 
 function byScope(ctx, events) {
@@ -78,11 +91,19 @@ function worst(ctx, events) {
     label: 'Longest stalls',
     columns: [{ label: 'At', num: true }, { label: 'Lag', num: true }, { label: 'Scope' }, { label: 'Key' }, { label: 'Stack' }],
     rows: top.map((e) => [
-      [offset((e.at - ctx.start) / 1000), e.at], [ms(e.lagMs), e.lagMs], ctx.scope(e.scope),
+      [offset((e.at - ctx.start) / 1000) + (e.atStart ? ' <span class="muted">(start-up)</span>' : ''), e.at],
+      [ms(e.lagMs), e.lagMs],
+      ctx.scope(e.scope) + (inside(ctx, e) ? `<br><span class="muted">inside: ${esc(inside(ctx, e))}</span>` : ''),
       e.key === null || e.key === undefined ? '' : text(e.key, 80),
-      list(e.stack).length > 0 ? stackDetails(e.stack, esc(frameText(topFrame(e.stack)))) : '<span class="muted">none</span>',
+      (e.native ? `<span class="muted">native ${esc(e.native)} work</span><br>` : '') + stackCell(e),
     ]),
   });
+}
+
+function stackCell(e) {
+  if (list(e.stack).length > 0) return stackDetails(e.stack, esc(frameText(topFrame(e.stack))));
+  const seen = list(e.stackSeen).length > 0 ? stackDetails(e.stackSeen, 'frames that ran after it') : '';
+  return `<span class="muted">${esc(noStack(e))}</span>${seen}`;
 }
 
 function render(ctx) {
