@@ -46,16 +46,15 @@ function pathOption(name, value) {
   if (unknown !== undefined) {
     throw new RangeError(`rloop: option '${name}' holds ${unknown}: only ${PLACEHOLDERS.join(', ')} are filled in`);
   }
-  const file = value.replaceAll('{pid}', String(process.pid));
-  const dir = nodePath.dirname(file);
-  if (dir.includes('{time}') || dir.includes('{n}')) return value;
-  const problem = unwritable(dir, file);
+  if (/\{(time|n)\}/.test(nodePath.dirname(value))) return value;
+  const problem = unwritable(expand(value, captures + 1, Date.now()));
   if (problem !== null) throw new RangeError(`rloop: option '${name}': ${problem}`);
   return value;
 }
 
-/** Why `file` in folder `dir` cannot be written, or null. */
-function unwritable(dir, file) {
+/** Why `file` cannot be written, or null. */
+function unwritable(file) {
+  const dir = nodePath.dirname(file);
   try {
     if (!fs.statSync(dir).isDirectory()) return `${dir} is not a folder`;
     fs.accessSync(dir, fs.constants.W_OK);

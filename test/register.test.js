@@ -39,8 +39,9 @@ test('node -r rloop/register writes the report when the app exits', () => {
   assert.strictEqual(report.meta.reason, 'exit');
   assert.ok(report.meta.durationMs > 1900, `captured ${report.meta.durationMs} ms`);
   assert.ok(report.elu.thread.busyMs > 150, 'busy time was measured');
-  const stall = report.lag.events.find((e) => e.lagMs >= 110);
-  assert.ok(stall && stall.stack.some((f) => f.functionName === 'spin'), JSON.stringify(report.lag.events));
+  // The app's 120 ms stall; on a busy machine, starting the profiler may stall the loop as long.
+  const stall = report.lag.events.find((e) => e.lagMs >= 110 && e.stack?.some((f) => f.functionName === 'spin'));
+  assert.ok(stall, JSON.stringify(report.lag.events));
   for (const type of ['http', 'http-in']) {
     const agg = report.io.aggregates.find((a) => a.type === type);
     assert.ok(agg && agg.count > 50, `${type} operations were counted`);
