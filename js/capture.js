@@ -46,16 +46,15 @@ function pathOption(name, value) {
   if (unknown !== undefined) {
     throw new RangeError(`rloop: option '${name}' holds ${unknown}: only ${PLACEHOLDERS.join(', ')} are filled in`);
   }
-  const file = value.replaceAll('{pid}', String(process.pid));
-  const dir = nodePath.dirname(file);
-  if (dir.includes('{time}') || dir.includes('{n}')) return value;
-  const problem = unwritable(dir, file);
+  if (/\{(time|n)\}/.test(nodePath.dirname(value))) return value;
+  const problem = unwritable(expand(value, captures + 1, Date.now()));
   if (problem !== null) throw new RangeError(`rloop: option '${name}': ${problem}`);
   return value;
 }
 
-/** Why `file` in folder `dir` cannot be written, or null. */
-function unwritable(dir, file) {
+/** Why `file` cannot be written, or null. */
+function unwritable(file) {
+  const dir = nodePath.resolve(nodePath.dirname(file)); // '.' would say little
   try {
     if (!fs.statSync(dir).isDirectory()) return `${dir} is not a folder`;
     fs.accessSync(dir, fs.constants.W_OK);
@@ -73,6 +72,9 @@ function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
   const given = knownOnly(what, plainObject(`${what} options`, options), Object.keys(DEFAULTS));
   const o = withDefaults(defaults, given);
   if (o.durationMs !== Infinity) integerIn('durationMs', o.durationMs, [1, MAX_MS]);
+  if (typeof o.profile !== 'boolean' && (o.profile === null || typeof o.profile !== 'object' || Array.isArray(o.profile))) {
+    throw new TypeError(`rloop: option 'profile' must be true, false or { intervalUs }, got ${describe(o.profile)}`);
+  }
   if (o.profile !== false) o.profile = profiler.profileOptions(o.profile === true ? {} : o.profile);
   boolean('heapStats', o.heapStats);
   for (const name of PATHS) o[name] = pathOption(name, o[name]);

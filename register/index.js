@@ -67,7 +67,8 @@ const VARIABLE_OF = {
 function reason(e, env) {
   const text = String(e?.message ?? e).replace(/^rloop: /, '').replace(/\s+/g, ' ');
   const variable = VARIABLE_OF[/option '(\w+)'/.exec(text)?.[1]];
-  return variable === undefined ? text : `${variable}=${JSON.stringify(env[variable] ?? '')}: ${text}`;
+  if (variable === undefined) return text;
+  return `${variable}${env[variable] ? `=${JSON.stringify(env[variable])}` : ' (default)'}: ${text}`;
 }
 
 function register(env) {
