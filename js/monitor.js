@@ -12,6 +12,7 @@ const io = require('./io');
 const { Capture, captureOptions, watchOptions } = require('./capture');
 const heap = require('./heap');
 const { startSampler } = require('./stacks');
+const { redactStall } = require('./redact');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const FIRST_SCOPE = 2;
@@ -177,7 +178,7 @@ class Monitor extends EventEmitter {
     const wanted = !this.stopped && this.listenerCount(event) + (adding ? 1 : 0) > 0;
     try {
       if (event === 'lag' && this.#options.lag && wanted !== this.#lagOn) {
-        this.#native.onLag(wanted ? (e) => this.emit('lag', e) : null);
+        this.#native.onLag(wanted ? (e) => this.emit('lag', redactStall(e)) : null);
         this.#lagOn = wanted;
       } else if (event === 'window' && wanted !== (this.#timer !== undefined)) {
         if (wanted) this.#startWindows();

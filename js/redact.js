@@ -47,6 +47,13 @@ function redactStack(frames) {
   return frames.map((f) => (typeof f?.url === 'string' ? { ...f, url: redactLink(f.url) } : f));
 }
 
+/** A stall event with its frames' URLs redacted: the stack sampler passes on what V8 gave. */
+function redactStall(event) {
+  const stack = redactStack(event.stack);
+  const stackSeen = redactStack(event.stackSeen);
+  return stack === event.stack && stackSeen === event.stackSeen ? event : { ...event, stack, stackSeen };
+}
+
 /**
  * 'host:port/path' of a request to `authority` for `path`. A path in absolute form (sent to a
  * forward proxy) names the real destination, so it wins.
@@ -65,4 +72,4 @@ function withoutCredentials(authority) {
   return at === -1 ? authority : authority.slice(at + 1);
 }
 
-module.exports = { redactUrl, redactLink, redactText, redactStack, target, requestPath };
+module.exports = { redactUrl, redactLink, redactText, redactStack, redactStall, target, requestPath };

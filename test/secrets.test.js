@@ -18,6 +18,7 @@ const { buildReport } = require('../js/report/build');
 const { renderJson } = require('../js/report/json');
 const { renderHtml } = require('../js/report/html');
 const { assertValidReport } = require('./report');
+const { primeStackSampler } = require('./helpers');
 
 const SECRET = 'S3CR3T';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-secrets-'));
@@ -59,7 +60,10 @@ test('a capture records no secret planted in URLs, error messages or script URLs
   const { port } = server.address();
   const base = `http://user:${SECRET}@127.0.0.1:${port}`;
 
+  await primeStackSampler(); // so that the stall gets a stack, with the module's URL in it
   const mon = rloop.start({ ioThreshold: 0, lagThreshold: 50 });
+  const live = [];
+  mon.on('lag', (e) => live.push(e));
   const json = path.join(tmp, 'report.json');
   const html = path.join(tmp, 'report.html');
   let report;
@@ -93,6 +97,8 @@ test('a capture records no secret planted in URLs, error messages or script URLs
   assert.ok(stall, JSON.stringify(report.lag.events));
   if (stall.stack) assert.ok(stall.stack.some((f) => f.functionName.endsWith('spin') && f.url === url), JSON.stringify(stall.stack));
 
+  assert.ok(live.some((e) => e.stack?.some((f) => f.url === url)), JSON.stringify(live));
+  assertNoSecret(JSON.stringify(live), "the live 'lag' events");
   assertNoSecret(fs.readFileSync(json, 'utf8'), 'the JSON report');
   assertNoSecret(fs.readFileSync(html, 'utf8'), 'the HTML report');
 });

@@ -2,7 +2,7 @@
 // The report object, schema rloop-report/1 (docs/report-schema.md): a pure function of what a
 // capture collected. Renderers (json.js, html.js) are pure functions of the report.
 
-const { redactStack } = require('../redact');
+const { redactStall } = require('../redact');
 
 const SCHEMA = 'rloop-report/1';
 
@@ -46,12 +46,6 @@ function lagSummary(windows) {
   };
 }
 
-function withRedactedStack(event) {
-  const stack = redactStack(event.stack);
-  const stackSeen = redactStack(event.stackSeen);
-  return stack === event.stack && stackSeen === event.stackSeen ? event : { ...event, stack, stackSeen };
-}
-
 /**
  * @param c what a capture collected: { meta, windowMs, totalsBefore, totalsAfter, windows,
  *   lag: { enabled, thresholdMs, events, dropped }, io: { enabled, thresholdMs, events, dropped,
@@ -64,7 +58,7 @@ function buildReport(c) {
     meta: { ...c.meta, durationMs },
     elu: { windowMs: c.windowMs, ...eluBetween(c.totalsBefore, c.totalsAfter, durationMs), windows: c.windows },
     // Stall stacks come from the stack sampler as V8 gave them: their URLs may hold a query.
-    lag: { ...c.lag, events: c.lag.events.map(withRedactedStack), summary: lagSummary(c.windows) },
+    lag: { ...c.lag, events: c.lag.events.map(redactStall), summary: lagSummary(c.windows) },
     io: c.io,
     heap: c.heap,
     profile: c.profile,
