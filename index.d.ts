@@ -199,6 +199,8 @@ export interface SlowIoEvent {
   method: string;
   /** Host, port and path; no credentials, query string, fragment or path parameters. */
   target: string;
+  /** Still in flight: `durationMs` so far. Emitted once, as the loop wakes past `ioThreshold`; a capture lists those still pending when it ends. */
+  state?: 'pending';
   status?: number;
   /** The error's code, or its message with each URL in it redacted as targets are. */
   error?: string;

@@ -197,7 +197,11 @@ class Capture {
 
   /** A slow I/O operation, from the monitor (not an event listener: captures are unbounded in number). */
   slowIO(event) {
-    if (!this.#collecting) return;
+    // One still in flight is listed when the capture ends, if it has not ended by then.
+    if (this.#collecting && event.state !== 'pending') this.#keepIo(event);
+  }
+
+  #keepIo(event) {
     const io = this.#io;
     if (io.events.length < MAX_EVENTS) io.events.push(event);
     else io.dropped++;
@@ -205,6 +209,8 @@ class Capture {
 
   /** Stops collecting and assembles the report (no I/O). */
   #collect(reason, profile) {
+    // I/O that never returned is the slowest: what is still in flight past the threshold.
+    for (const event of this.#inner.pendingIo()) this.#keepIo(event);
     this.#collecting = false;
     this.#unguard();
     this.#timeline?.stop();

@@ -3,7 +3,7 @@
 
 const fs = require('node:fs');
 const { describe, integerIn, plainObject, knownOnly } = require('./options');
-const hooks = require('./hooks');
+const { wakeAt, stopWaking } = require('./wakers');
 
 /** This thread's memory now, in bytes: the process RSS and this thread's V8 heap. */
 function stats() {
@@ -22,14 +22,6 @@ function optionsOf(what, options, known, callback) {
   return given;
 }
 
-const running = new Set(); // timelines sampling now
-
-function sampleDue(now) {
-  let next = Infinity;
-  for (const t of running) next = Math.min(next, t.due(now));
-  return next === Infinity ? null : next;
-}
-
 /**
  * Samples stats() into a ring of the last `max` samples (older ones are dropped and counted in
  * `dropped`) as the monitored loop wakes, at most every `everyMs`: no timer, so none for the
@@ -44,20 +36,17 @@ function timeline(options) {
   const ring = [];
   let taken = 0;
   let next = -Infinity;
-  const t = {
-    due(now) {
-      if (now >= next) {
-        next = now + everyMs;
-        const sample = stats();
-        ring[taken % max] = sample;
-        taken++;
-        if (onSample) onSample(sample);
-      }
-      return next;
-    },
+  const sample = (now) => {
+    if (now >= next) {
+      next = now + everyMs;
+      const s = stats();
+      ring[taken % max] = s;
+      taken++;
+      if (onSample) onSample(s);
+    }
+    return next;
   };
-  running.add(t);
-  hooks.atWake(sampleDue);
+  wakeAt(sample);
   return {
     /** The samples kept, oldest first. */
     samples: () => {
@@ -67,10 +56,7 @@ function timeline(options) {
     get dropped() {
       return Math.max(0, taken - max);
     },
-    stop: () => {
-      running.delete(t);
-      if (running.size === 0) hooks.atWake(null);
-    },
+    stop: () => stopWaking(sample),
   };
 }
 

@@ -16,6 +16,8 @@ const { performance } = require('node:perf_hooks');
 const { pathToFileURL } = require('node:url');
 const { describe } = require('./options');
 const { redactUrl, redactLink, redactText, requestPath, target } = require('./redact');
+const { Pending } = require('./io-pending');
+const { wakeAt, stopWaking } = require('./wakers');
 
 const DEFAULT_THRESHOLD_MS = 500;
 const MAX_THRESHOLD_MS = 3600000;
@@ -48,6 +50,7 @@ function hasCreatedChannel([major, minor]) {
 function track(options) {
   const { thresholdMs, onSlow, context } = trackOptions(options);
   const REC = Symbol('rloop.io'); // per tracker, so that two trackers time the same objects apart
+  const pending = new Pending();
   const totals = new Totals();
   const collectors = new Set(); // Totals of captures running now
   let errors = 0;
@@ -67,16 +70,24 @@ function track(options) {
     attempt(fn, message, guarded);
   };
 
-  /** A record of an operation starting now, with the stack below `top` if given; null once stopped. */
-  function begin(type, top) {
+  /**
+   * A record of an operation on `owner` (what DESCRIBE[type] names it from) starting now, with
+   * the stack below `top` if given; null once stopped.
+   */
+  function begin(type, top, owner) {
     if (stopped) return null;
-    const rec = { type, t0: performance.now(), ctx: context() };
+    const rec = { type, t0: performance.now(), ctx: context(), owner };
     if (top !== undefined) captureStack(rec, top, DEPTH[type]);
+    if (pending.add(rec)) wakeAt(checkOverdue, rec.t0 + thresholdMs);
     return rec;
   }
 
   function beginOn(owner, type, top) {
-    if (owner[REC] === undefined) owner[REC] = begin(type, top);
+    if (owner[REC] === undefined) owner[REC] = begin(type, top, owner);
+  }
+
+  function checkOverdue(now) {
+    return attempt(() => pending.overdue(now, thresholdMs, (rec, ms) => onSlow(pendingEvent(rec, ms))));
   }
 
   /** The record of `owner`'s running operation, which ends now; undefined or null if none. */
@@ -88,8 +99,9 @@ function track(options) {
 
   function end(rec, method, where, status, error) {
     if (stopped) return;
+    pending.delete(rec);
     const ms = performance.now() - rec.t0;
-    const clipped = where.length > MAX_TARGET_LENGTH ? where.slice(0, MAX_TARGET_LENGTH) : where;
+    const clipped = clip(where);
     const failed = error !== undefined || status >= 500;
     totals.add(rec.type, clipped, ms, failed);
     for (const c of collectors) c.add(rec.type, clipped, ms, failed);
@@ -128,7 +140,7 @@ function track(options) {
   // 'error' would keep an app without a listener alive; 'close' comes a loop phase later.
   function onSocket({ socket }, top) {
     if (socket[REC]) return;
-    socket[REC] = begin('tcp', top);
+    socket[REC] = begin('tcp', top, socket);
     const settled = () => attempt(settleSocket, socket);
     socket.once('connect', settled);
     socket.once('close', settled);
@@ -162,7 +174,7 @@ function track(options) {
     return function lookup(hostname) {
       const last = arguments.length - 1;
       const callback = arguments[last];
-      const rec = typeof callback === 'function' ? attempt(begin, 'dns', lookup) : null;
+      const rec = typeof callback === 'function' ? attempt(begin, 'dns', lookup, hostname) : null;
       if (rec === null) return Reflect.apply(original, this, arguments);
       const args = Array.prototype.slice.call(arguments);
       args[last] = function onLookup(err) {
@@ -175,7 +187,7 @@ function track(options) {
 
   function trackPromiseLookup(original) {
     return function lookup(hostname) {
-      const rec = attempt(begin, 'dns', lookup);
+      const rec = attempt(begin, 'dns', lookup, hostname);
       const promise = Reflect.apply(original, this, arguments);
       if (rec !== null) {
         promise.then(() => attempt(endLookup, rec, hostname), (err) => attempt(endLookup, rec, hostname, err));
@@ -216,6 +228,7 @@ function track(options) {
   function stop() {
     if (stopped) return;
     stopped = true;
+    stopWaking(checkOverdue);
     for (const [name, fn] of subscriptions) dc.unsubscribe(name, fn);
     for (const restore of restores) restore();
     syncBuiltinESMExports();
@@ -229,6 +242,12 @@ function track(options) {
       const mine = new Totals();
       collectors.add(mine);
       return { aggregates: () => mine.list(), stop: () => collectors.delete(mine) };
+    },
+    /** Slow-I/O events (state 'pending') of the operations in flight for the threshold or more now. */
+    pendingNow: () => pending.older(performance.now(), thresholdMs).map(([rec, ms]) => pendingEvent(rec, ms)),
+    /** Operations in flight that were not watched for being overdue (too many at once). */
+    get unwatched() {
+      return pending.unwatched;
     },
     stop,
     /** Exceptions rloop swallowed rather than throw into the app. */
@@ -303,6 +322,26 @@ function captureStack(rec, top, depth) {
   Error.stackTraceLimit = depth;
   Error.captureStackTrace(rec, top);
   Error.stackTraceLimit = limit;
+}
+
+// What an operation in flight is, from what its record was begun on.
+const DESCRIBE = {
+  http: (request) => [request.method, httpTarget(request)],
+  https: (request) => [request.method, httpTarget(request)],
+  fetch: (request) => [request.method, fetchTarget(request)],
+  tcp: (socket) => ['connect', socket.remoteAddress === undefined ? '(connecting)' : hostPort(socket.remoteAddress, socket.remotePort)],
+  'http-in': (response) => [response.req?.method ?? '', requestPath(String(response.req?.url ?? ''))],
+  dns: (hostname) => ['lookup', String(hostname)],
+};
+
+/** The event of an operation still in flight after `ms`. */
+function pendingEvent(rec, ms) {
+  const [method, where] = DESCRIBE[rec.type](rec.owner);
+  return { ...slowEvent(rec, method, clip(where), undefined, undefined, ms), state: 'pending' };
+}
+
+function clip(where) {
+  return where.length > MAX_TARGET_LENGTH ? where.slice(0, MAX_TARGET_LENGTH) : where;
 }
 
 function slowEvent(rec, method, where, status, error, ms) {

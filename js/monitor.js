@@ -135,6 +135,7 @@ class Monitor extends EventEmitter {
       startTimeline: () => n.startTimeline(),
       takeTimeline: () => n.takeTimeline(),
       collectIo: () => (this.#io ? this.#io.collect() : null),
+      pendingIo: () => (this.#io ? this.#io.pendingNow() : []),
       fail: (e) => this.#fail(e),
       record: () => n.record(),
       takeRecording: (id) => n.takeRecording(id),

@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn, spawnSync } = require('node:child_process');
+const http = require('node:http');
 const rloop = require('..');
 const { busy, primeStackSampler } = require('./helpers');
 const { assertValidReport } = require('./report');
@@ -265,4 +266,36 @@ test('many concurrent captures add no listeners: no MaxListenersExceededWarning,
   assert.strictEqual(r.stderr, '');
   const out = JSON.parse(r.stdout);
   assert.deepStrictEqual(out.slow, new Array(12).fill(1), 'every capture has the slow request');
+});
+
+test('I/O that never returns: emitted as pending once overdue, and listed by a capture that ends first', async () => {
+  const silent = http.createServer(() => {}); // answers nothing, ever
+  await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const mon = rloop.start({ ioThreshold: 100, lag: false });
+  const live = [];
+  mon.on('slowIO', (e) => live.push(e));
+  const wakes = setInterval(() => {}, 20); // the app's own activity wakes the loop
+  const agent = new http.Agent();
+  try {
+    const capture = mon.capture({ durationMs: 400, heapStats: false });
+    const req = http.get({ host: '127.0.0.1', port: silent.address().port, path: '/never?token=x', agent });
+    req.on('error', () => {});
+    const report = await capture;
+    const pending = report.io.events.filter((e) => e.state === 'pending' && e.type === 'http');
+    assert.equal(pending.length, 1, JSON.stringify(report.io.events));
+    assert.equal(pending[0].target, `127.0.0.1:${silent.address().port}/never`);
+    assert.equal(pending[0].method, 'GET');
+    assert.ok(pending[0].durationMs >= 300, `pending for ${pending[0].durationMs} ms`);
+    assertValidReport(report);
+    const told = live.filter((e) => e.state === 'pending' && e.type === 'http');
+    assert.equal(told.length, 1, 'emitted once, while it was still pending');
+    assert.ok(told[0].durationMs >= 100 && told[0].durationMs < 250, `told after ${told[0].durationMs} ms`);
+    req.destroy();
+  } finally {
+    clearInterval(wakes);
+    mon.stop();
+    agent.destroy();
+    silent.close();
+    silent.closeAllConnections?.();
+  }
 });

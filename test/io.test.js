@@ -35,12 +35,18 @@ test.before(() => {
 });
 test.after(() => monitor.stop());
 
-/** A tracker stopped when test `t` ends; its slow events collect in `events`. */
+/**
+ * A tracker stopped when test `t` ends; the slow events of operations that ended collect in
+ * `events`, those told while still in flight in `pending` (see the capture test of I/O that
+ * never returns).
+ */
 function trackIn(t, thresholdMs = THRESHOLD_MS) {
   const events = [];
-  const tracker = io.track({ thresholdMs, onSlow: (e) => events.push(e), context: () => rloop.current() });
+  const pending = [];
+  const onSlow = (e) => (e.state === 'pending' ? pending : events).push(e);
+  const tracker = io.track({ thresholdMs, onSlow, context: () => rloop.current() });
   t.after(() => tracker.stop());
-  return { tracker, events };
+  return { tracker, events, pending };
 }
 
 /** A server on 127.0.0.1 that answers after `delayMs` (503 under /fail), closed when test `t` ends. */

@@ -41,7 +41,8 @@ function slow(ctx, events, stallEvents) {
     const e = g.items[0];
     const stalled = facts.stalledDuring(g.items, stallEvents).ms;
     const share = g.total > 0 ? stalled / g.total : 0;
-    const outcomes = g.items.map((i) => (i.error !== undefined ? `error ${i.error}` : i.status !== undefined ? String(i.status) : 'ok'));
+    const outcome = (i) => (i.state === 'pending' ? 'still pending at the end' : i.error !== undefined ? `error ${i.error}` : i.status !== undefined ? String(i.status) : 'ok');
+    const outcomes = g.items.map(outcome);
     return [
       text(e.type), `<span class="target">${text(e.target)}</span> <span class="muted">${listed(g.items.map((i) => i.method), 2)}</span>`,
       [num(g.count), g.count], [ms(g.total), g.total], [ms(g.max), g.max],
