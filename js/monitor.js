@@ -15,13 +15,18 @@ const heap = require('./heap');
 const { integerIn } = require('./options');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
+const OTHER = 1;
 const FIRST_SCOPE = 2;
+// Names past maxScopes recently seen, so a hot overflowed name is not registered per call;
+// emptied when full, so names that only overflow never pile up.
+const OVERFLOW_CACHE = 4096;
 
 class Monitor extends EventEmitter {
   #native;
   #bindNative; // bindKey(slot, scope, key), a raw native function
   #options;
-  #scopes = new Map(); // name -> context of the scope without a key
+  #scopes = new Map(); // name -> context of the scope without a key, at most maxScopes
+  #overflowed = new Map(); // name past maxScopes -> its context (charged to '(other)')
   #keyBase;
   #keyOwners; // key slot - keyBase -> context bound to it
   #nextKey = 0;
@@ -65,7 +70,7 @@ class Monitor extends EventEmitter {
       this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.emit('slowIO', e), context: hooks.current });
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
-    this.#keyOwners = new Array(options.keySlots);
+    this.#keyOwners = []; // grows as the ring first reaches a slot: unused slots cost nothing
     hooks.install(ledger, this.#keyBase + options.keySlots);
   }
 
@@ -212,10 +217,15 @@ class Monitor extends EventEmitter {
 
   /** The context charged for `name` (and `key`), registering what is new. */
   context(name, key) {
-    let scope = this.#scopes.get(name);
+    let scope = this.#scopes.get(name) ?? this.#overflowed.get(name);
     if (scope === undefined) {
-      scope = hooks.context(this.#native.addScope(name), null, name, undefined);
-      this.#scopes.set(name, scope);
+      const slot = this.#native.addScope(name);
+      scope = hooks.context(slot, null, name, undefined);
+      if (slot !== OTHER) this.#scopes.set(name, scope);
+      else {
+        if (this.#overflowed.size >= OVERFLOW_CACHE) this.#overflowed.clear();
+        this.#overflowed.set(name, scope);
+      }
     }
     return key === undefined ? scope : this.#bindKey(scope, key);
   }

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use crate::keys::{self, KeyStats, Unnamed};
 use crate::lag::LagStats;
 use crate::ledger::{Ledger, Reading};
+use crate::slots::{Active, PerSlot};
 
 pub const UNATTRIBUTED: usize = 0;
 pub const OTHER: usize = 1;
@@ -48,7 +49,8 @@ impl Config {
 pub struct ScopeWindow {
     /// Scope index (= its slot); not part of the public output.
     pub index: usize,
-    pub name: String,
+    /// Shared with the aggregator's name table: windows kept by the thousand cost no copies.
+    pub name: Arc<str>,
     pub busy_ms: f64,
     pub calls: f64,
     /// Boxed: most scopes have no keys, and windows are kept by the thousand.
@@ -88,11 +90,13 @@ struct Retired {
 
 pub struct Aggregator {
     cfg: Config,
-    names: Vec<String>,
+    names: Vec<Arc<str>>,
     scopes_overflowed: u64,
+    /// By key slot − key base, grown as the ring first reaches a slot.
     key_owner: Vec<Option<KeyOwner>>,
-    key_high_water: usize,
-    base: Vec<Reading>,
+    /// Readings at the start of the current window, of the slots in use.
+    base: PerSlot<Reading>,
+    active: Active,
     retired: Retired,
     window_start: f64,
     /// When the current window is due: on a fixed schedule, however late the last close came.
@@ -104,13 +108,12 @@ pub struct Aggregator {
 
 impl Aggregator {
     pub fn new(cfg: Config, now: f64) -> Self {
-        let slots = cfg.slots();
         Aggregator {
-            names: vec!["(unattributed)".into(), "(other)".into()],
+            names: vec![Arc::from("(unattributed)"), Arc::from("(other)")],
             scopes_overflowed: 0,
-            key_owner: (0..cfg.key_slots).map(|_| None).collect(),
-            key_high_water: 0,
-            base: vec![Reading::default(); slots],
+            key_owner: Vec::new(),
+            base: PerSlot::new(cfg.key_base()),
+            active: Active::new(cfg.key_base(), &[UNATTRIBUTED, OTHER]),
             retired: Retired::default(),
             window_start: now,
             due: now + cfg.window_ms,
@@ -131,9 +134,11 @@ impl Aggregator {
             self.scopes_overflowed += 1;
             return OTHER;
         }
-        self.names.push(name.to_owned());
+        self.names.push(Arc::from(name));
         self.totals.push(Reading::default());
-        self.names.len() - 1
+        let slot = self.names.len() - 1;
+        self.active.touch(slot, self.seq + 1);
+        slot
     }
 
     pub fn scopes_overflowed(&self) -> u64 {
@@ -155,8 +160,11 @@ impl Aggregator {
             return Err(format!("slot {slot} is being charged"));
         }
         let reading = ledger.read(slot, None, 0.0);
+        if self.key_owner.len() <= j {
+            self.key_owner.resize_with(j + 1, || None);
+        }
         if let Some(old) = self.key_owner[j].take() {
-            let d = delta(reading, self.base[slot]);
+            let d = delta(reading, self.base.get(slot));
             let per_scope = &mut self.retired.per_scope;
             if per_scope.len() <= old.scope {
                 per_scope.resize(old.scope + 1, Reading::default());
@@ -170,9 +178,9 @@ impl Aggregator {
                 }
             }
         }
-        self.base[slot] = reading;
+        self.base.set(slot, reading);
         self.key_owner[j] = Some(KeyOwner { scope, key });
-        self.key_high_water = self.key_high_water.max(j + 1);
+        self.active.touch(slot, self.seq + 1);
         Ok(())
     }
 
@@ -185,9 +193,14 @@ impl Aggregator {
     pub fn close(&mut self, ledger: &Ledger, now: f64, lag: Option<LagStats>) -> Arc<Window> {
         let (mut window, readings) = self.scan(ledger, now);
         window.lag = lag;
+        let mut charged = Vec::new();
         for (slot, r) in readings {
-            self.base[slot] = r;
+            if r != self.base.get(slot) {
+                charged.push(slot);
+            }
+            self.base.set(slot, r);
         }
+        self.active.closed(charged.into_iter(), self.seq + 1, self.names.len() + self.key_owner.len());
         self.retired = Retired::default();
         self.window_start = now;
         // The next window is due one length after this one was (a late close makes this
@@ -246,14 +259,14 @@ impl Aggregator {
         for s in std::iter::once(&current.unattributed).chain(&current.scopes) {
             add(&mut sums[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
         }
-        self.names.iter().map(String::as_str).zip(sums).collect()
+        self.names.iter().map(|n| &**n).zip(sums).collect()
     }
 
     fn scan(&self, ledger: &Ledger, now: f64) -> (Window, Vec<(usize, Reading)>) {
         let running = ledger.running();
         let key_base = self.cfg.key_base();
-        let slots = (0..self.names.len()).chain(key_base..key_base + self.key_high_water);
-        let readings: Vec<(usize, Reading)> = slots.map(|s| (s, ledger.read(s, running, now))).collect();
+        let slots = self.active.to_read(self.names.len(), self.key_owner.len(), running.map(|r| r.0));
+        let readings: Vec<(usize, Reading)> = slots.into_iter().map(|s| (s, ledger.read(s, running, now))).collect();
 
         let mut per_scope = vec![Reading::default(); self.names.len()];
         for (scope, r) in self.retired.per_scope.iter().enumerate() {
@@ -261,10 +274,10 @@ impl Aggregator {
         }
         let mut named: Vec<(usize, &str, f64)> = self.retired.keys.iter().map(|(s, k, b)| (*s, k.as_str(), *b)).collect();
         for &(slot, reading) in &readings {
-            let d = delta(reading, self.base[slot]);
+            let d = delta(reading, self.base.get(slot));
             if slot < key_base {
                 add(&mut per_scope[slot], d);
-            } else if let Some(owner) = &self.key_owner[slot - key_base] {
+            } else if let Some(Some(owner)) = self.key_owner.get(slot - key_base) {
                 add(&mut per_scope[owner.scope], d);
                 if d.busy_ms > 0.0 {
                     named.push((owner.scope, &owner.key, d.busy_ms));
@@ -317,7 +330,7 @@ impl Window {
         let duration = self.end - self.start;
         let elu = |busy: f64| if duration > 0.0 { (busy / duration).clamp(0.0, 1.0) } else { 0.0 };
         let scope = |s: &ScopeWindow| {
-            let mut v = json!({ "name": s.name, "elu": elu(s.busy_ms), "busyMs": s.busy_ms, "calls": s.calls });
+            let mut v = json!({ "name": &*s.name, "elu": elu(s.busy_ms), "busyMs": s.busy_ms, "calls": s.calls });
             if let Some(k) = &s.keys {
                 v["keys"] = json!({
                     "count": k.count, "dropped": k.dropped,
@@ -356,7 +369,7 @@ mod tests {
     }
 
     fn scope<'a>(w: &'a Window, name: &str) -> &'a ScopeWindow {
-        w.scopes.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scope {name} in {w:?}"))
+        w.scopes.iter().find(|s| &*s.name == name).unwrap_or_else(|| panic!("no scope {name} in {w:?}"))
     }
 
     #[test]
@@ -439,6 +452,33 @@ mod tests {
         let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
         assert_eq!(seqs, vec![3, 4, 5]);
         assert_eq!(a.due(), 6000.0);
+    }
+
+    #[test]
+    fn with_more_slots_in_use_than_a_sweep_late_work_of_a_quiet_key_is_found_not_lost() {
+        let c = Config { key_slots: crate::slots::SWEEP + 10, max_keys: 10, ..cfg() };
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c.clone(), 0.0);
+        let s = a.add_scope("s");
+        let k0 = 2 + c.max_scopes;
+        for j in 0..c.key_slots {
+            a.bind_key(&l, k0 + j, s, format!("k{j}")).unwrap();
+        }
+        let mut t = 0.0;
+        for _ in 0..=crate::slots::GRACE {
+            t += 1000.0;
+            a.close(&l, t, None); // every key slot quiet: they leave the active list
+        }
+        m.switch_to(k0 + 7, t + 1.0); // late work of key 7, unlisted by now
+        m.switch_to(UNATTRIBUTED, t + 6.0);
+        let mut found = 0.0;
+        for _ in 0..2 {
+            t += 1000.0;
+            found += a.close(&l, t, None).scopes.iter().filter(|x| &*x.name == "s").map(|x| x.busy_ms).sum::<f64>();
+        }
+        assert_eq!(found, 5.0, "the sweep reached it within keySlots / SWEEP windows");
+        assert_eq!(a.totals(&l, t).iter().find(|x| x.0 == "s").unwrap().1.busy_ms, 5.0);
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod lag;
 mod ledger;
 mod recording;
 mod registry;
+mod slots;
 
 #[cfg(not(test))]
 mod binding;
