@@ -113,7 +113,7 @@ impl Aggregator {
             scopes_overflowed: 0,
             key_owner: Vec::new(),
             base: PerSlot::new(cfg.key_base()),
-            active: Active::new(cfg.key_base(), &[UNATTRIBUTED, OTHER]),
+            active: Active::new(cfg.key_base(), &[UNATTRIBUTED, OTHER], crate::slots::sweep_for(cfg.window_ms)),
             retired: Retired::default(),
             window_start: now,
             due: now + cfg.window_ms,
