@@ -277,9 +277,14 @@ mod tests {
         let shared = Shared::new(7, clock, cfg(20.0), mem.ledger(), None);
         let x = shared.with(|agg, _, _| agg.add_scope("x")).unwrap();
         mem.switch_to(x, clock.now()); // "blocked" in x from now on
+        let recording = shared.record();
         register(shared.clone());
         std::thread::sleep(Duration::from_millis(120));
         let d = shared.describe().unwrap();
+        let r = shared.take_recording(recording).expect("a recording");
+        let seqs: Vec<u64> = r["windows"].as_array().unwrap().iter().map(|w| w["seq"].as_u64().unwrap()).collect();
+        assert!(seqs.len() >= 3 && seqs.windows(2).all(|p| p[1] == p[0] + 1), "every window closed, in order: {seqs:?}");
+        assert!(shared.take_recording(recording).is_none(), "taken: freed");
         unregister(&shared);
         let last = &d["last"];
         assert!(last["seq"].as_u64().unwrap() >= 3, "{d}");
@@ -304,6 +309,7 @@ mod tests {
             s.attach_stack(wake, json!([{ "functionName": "spin" }]));
         })));
         register(shared.clone());
+        let recording = shared.record();
         mem.set(crate::ledger::RUNNING, -1.0);
         let start = clock.now();
         mem.switch_to(x, start);
@@ -320,6 +326,8 @@ mod tests {
         let after = event["noticedAfterMs"].as_f64().unwrap();
         assert!((30.0..30.0 + 4.0 * WATCH_EVERY_MS).contains(&after), "{event}");
         assert!(shared.idle().is_none(), "idle now: nothing more to report");
+        let r = shared.take_recording(recording).unwrap();
+        assert_eq!(r["lag"]["events"][0], event, "the recording has the stall");
     }
 
     #[test]
