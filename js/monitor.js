@@ -27,6 +27,8 @@ class Monitor extends EventEmitter {
   #options;
   #scopes = new Map(); // name -> context of the scope without a key, at most maxScopes
   #overflowed = new Map(); // name past maxScopes -> its context (charged to '(other)')
+  #full = false; // the addon holds maxScopes names: a new name is '(other)' without asking it
+  #unasked = 0; // names past the cap counted here, not in the addon
   #keyBase;
   #keyOwners; // key slot - keyBase -> context bound to it
   #nextKey = 0;
@@ -80,7 +82,7 @@ class Monitor extends EventEmitter {
 
   /** The current window, live (a callback still running is included), with `last`. */
   elu() {
-    return this.#native.elu();
+    return this.#withOverflows(this.#native.elu());
   }
 
   /** The last `history` complete windows, oldest first. */
@@ -90,7 +92,12 @@ class Monitor extends EventEmitter {
 
   /** Busy time per scope since start. */
   totals() {
-    return this.#native.totals();
+    return this.#withOverflows(this.#native.totals());
+  }
+
+  #withOverflows(reading) {
+    reading.scopesOverflowed += this.#unasked;
+    return reading;
   }
 
   /**
@@ -219,10 +226,13 @@ class Monitor extends EventEmitter {
   context(name, key) {
     let scope = this.#scopes.get(name) ?? this.#overflowed.get(name);
     if (scope === undefined) {
-      const slot = this.#native.addScope(name);
+      // Names are never unregistered: once full, the addon would only count the call.
+      const slot = this.#full ? OTHER : this.#native.addScope(name);
+      if (this.#full) this.#unasked++;
       scope = hooks.context(slot, null, name, undefined);
       if (slot !== OTHER) this.#scopes.set(name, scope);
       else {
+        this.#full = true;
         if (this.#overflowed.size >= OVERFLOW_CACHE) this.#overflowed.clear();
         this.#overflowed.set(name, scope);
       }
