@@ -60,14 +60,18 @@ const scenarios = {
     const work = setInterval(() => {
       for (let i = 0; i < 20; i++) scope(`scope-${i}`, () => spin(0.02), `job-${n++}`);
     }, 5);
-    await sleep(captureMs);
+    await sleep(captureMs / 4);
+    const quarter = await settled(); // the key ring is full by now
+    await sleep((3 * captureMs) / 4);
     const m = await settled(); // while the capture still runs
     clearInterval(work);
-    if (!mon) return null;
+    const grew = (k) => ((m[k] - quarter[k]) / 2 ** 20).toFixed(1);
+    const since = `over the last 3/4: heap used +${grew('heapUsed')} MB, RSS +${grew('rss')} MB`;
+    if (!mon) return since;
     mon.stop();
     const r = await report;
     const mb = (k) => (m[k] / 2 ** 20).toFixed(1);
-    return `before the capture ended: heap used ${mb('heapUsed')} MB, RSS ${mb('rss')} MB; report: ${r.elu.windows.length} windows for ${r.elu.windows.reduce((s, w) => s + (w.merged ?? 1), 0)}`;
+    return `${since}; before the capture ended: heap used ${mb('heapUsed')} MB, RSS ${mb('rss')} MB; report: ${r.elu.windows.length} windows for ${r.elu.windows.reduce((s, w) => s + (w.merged ?? 1), 0)}`;
   },
 };
 

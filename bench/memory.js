@@ -36,7 +36,7 @@ if (o.child) {
     const rloop = run(true);
     results[scenario] = { none, rloop };
     const d = (k) => `${rloop[k].toFixed(1)} MB (without rloop ${none[k].toFixed(1)}, +${(rloop[k] - none[k]).toFixed(1)})`;
-    console.log(`${scenario.padEnd(11)} heap used ${d('heapUsedMb')}, RSS ${d('rssMb')}${rloop.note ? `; ${rloop.note}` : ''}`);
+    console.log(`${scenario.padEnd(11)} heap used ${d('heapUsedMb')}, RSS ${d('rssMb')}${rloop.note ? `; ${rloop.note}` : ''}${none.note ? ` (without rloop: ${none.note})` : ''}`);
   }
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
