@@ -75,16 +75,17 @@ pub struct Window {
 
 struct KeyOwner {
     scope: usize,
-    key: String,
+    /// Shared with the windows being built from it, which may be built outside the lock.
+    key: Arc<str>,
 }
 
 /// Time of keys whose slot was rebound during the current window.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Retired {
     /// By scope index; grows to the highest scope retired into.
     per_scope: Vec<Reading>,
     /// At most `max_keys` names; later keys go to `unnamed`.
-    keys: Vec<(usize, String, f64)>,
+    keys: Vec<(usize, Arc<str>, f64)>,
     unnamed: HashMap<usize, Unnamed>,
 }
 
@@ -179,20 +180,32 @@ impl Aggregator {
             }
         }
         self.base.set(slot, reading);
-        self.key_owner[j] = Some(KeyOwner { scope, key });
+        self.key_owner[j] = Some(KeyOwner { scope, key: Arc::from(key) });
         self.active.touch(slot, self.seq + 1);
         Ok(())
     }
 
     /// The window from the last close until `now`, read without closing it.
     pub fn measure(&self, ledger: &Ledger, now: f64) -> Window {
-        self.scan(ledger, now).0
+        self.scan(ledger, now, self.retired.clone()).0.finish(None)
     }
 
-    /// Closes the current window at `now`, keeps it in the history and returns it.
+    /// Closes the current window at `now`, keeps it in the history and returns it (what the
+    /// watch thread does in three steps, see `close_begin`).
+    #[cfg(test)]
     pub fn close(&mut self, ledger: &Ledger, now: f64, lag: Option<LagStats>) -> Arc<Window> {
-        let (mut window, readings) = self.scan(ledger, now);
-        window.lag = lag;
+        let pending = self.close_begin(ledger, now);
+        let (window, _evicted) = self.close_end(pending.finish(lag));
+        window
+    }
+
+    /// The part of a close that needs the ledger and the aggregator: the next window starts at
+    /// `now`. The window itself is built by `Pending::finish`, which needs neither (so the
+    /// watch thread runs it without the lock key binding and the idle mark wait on), and kept
+    /// by `close_end`.
+    pub fn close_begin(&mut self, ledger: &Ledger, now: f64) -> Pending {
+        let retired = std::mem::take(&mut self.retired);
+        let (pending, readings) = self.scan(ledger, now, retired);
         let mut charged = Vec::new();
         for (slot, r) in readings {
             if r != self.base.get(slot) {
@@ -201,7 +214,6 @@ impl Aggregator {
             self.base.set(slot, r);
         }
         self.active.closed(charged.into_iter(), self.seq + 1, self.names.len() + self.key_owner.len());
-        self.retired = Retired::default();
         self.window_start = now;
         // The next window is due one length after this one was (a late close makes this
         // window longer and the next shorter, not every window longer); a close later than
@@ -209,15 +221,19 @@ impl Aggregator {
         let next = self.due + self.cfg.window_ms;
         self.due = if now >= self.due && next > now { next } else { now + self.cfg.window_ms };
         self.seq += 1;
-        for s in std::iter::once(&window.unattributed).chain(&window.scopes) {
-            add(&mut self.totals[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
+        for (index, _, r) in &pending.scopes {
+            add(&mut self.totals[*index], *r);
         }
+        pending
+    }
+
+    /// Keeps a window `close_begin` began in the history; returns it, and the window it pushed
+    /// out (to be dropped outside the lock).
+    pub fn close_end(&mut self, window: Window) -> (Arc<Window>, Option<Arc<Window>>) {
         let window = Arc::new(window);
-        if self.history.len() == self.cfg.history {
-            self.history.pop_front();
-        }
+        let evicted = if self.history.len() == self.cfg.history { self.history.pop_front() } else { None };
         self.history.push_back(window.clone());
-        window
+        (window, evicted)
     }
 
     /// The scope a slot is charged to now.
@@ -235,7 +251,7 @@ impl Aggregator {
 
     /// The scope name and key a slot is charged to now.
     pub fn describe_slot(&self, slot: usize) -> (&str, Option<&str>) {
-        let key = slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)?.as_ref()).map(|o| o.key.as_str());
+        let key = slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)?.as_ref()).map(|o| &*o.key);
         (&self.names[self.scope_of(slot)], key)
     }
 
@@ -262,54 +278,80 @@ impl Aggregator {
         self.names.iter().map(|n| &**n).zip(sums).collect()
     }
 
-    fn scan(&self, ledger: &Ledger, now: f64) -> (Window, Vec<(usize, Reading)>) {
+    /// Reads the slots that can have changed; `retired`: what rebound keys left this window.
+    fn scan(&self, ledger: &Ledger, now: f64, retired: Retired) -> (Pending, Vec<(usize, Reading)>) {
         let running = ledger.running();
         let key_base = self.cfg.key_base();
         let slots = self.active.to_read(self.names.len(), self.key_owner.len(), running.map(|r| r.0));
         let readings: Vec<(usize, Reading)> = slots.into_iter().map(|s| (s, ledger.read(s, running, now))).collect();
 
-        let mut per_scope = vec![Reading::default(); self.names.len()];
-        for (scope, r) in self.retired.per_scope.iter().enumerate() {
-            add(&mut per_scope[scope], *r);
+        // By scope index, only the scopes charged: their number, not maxScopes, sets the cost.
+        let mut per_scope: HashMap<usize, Reading> = HashMap::new();
+        let charged = |r: &Reading| r.busy_ms > 0.0 || r.calls > 0.0;
+        for (scope, r) in retired.per_scope.iter().enumerate().filter(|(_, r)| charged(r)) {
+            add(per_scope.entry(scope).or_default(), *r);
         }
-        let mut named: Vec<(usize, &str, f64)> = self.retired.keys.iter().map(|(s, k, b)| (*s, k.as_str(), *b)).collect();
+        let mut named = retired.keys;
         for &(slot, reading) in &readings {
             let d = delta(reading, self.base.get(slot));
+            if !charged(&d) {
+                continue;
+            }
             if slot < key_base {
-                add(&mut per_scope[slot], d);
+                add(per_scope.entry(slot).or_default(), d);
             } else if let Some(Some(owner)) = self.key_owner.get(slot - key_base) {
-                add(&mut per_scope[owner.scope], d);
+                add(per_scope.entry(owner.scope).or_default(), d);
                 if d.busy_ms > 0.0 {
-                    named.push((owner.scope, &owner.key, d.busy_ms));
+                    named.push((owner.scope, owner.key.clone(), d.busy_ms));
                 }
             }
         }
-
-        let mut key_stats = keys::summarize(named, &self.retired.unnamed, self.cfg.max_keys, self.cfg.worst_keys);
-        let mut scope_window = |index: usize| ScopeWindow {
-            index,
-            name: self.names[index].clone(),
-            busy_ms: per_scope[index].busy_ms,
-            calls: per_scope[index].calls,
-            keys: key_stats.remove(&index).map(Box::new),
-        };
-        let unattributed = scope_window(UNATTRIBUTED);
-        let mut scopes: Vec<ScopeWindow> = (OTHER..self.names.len())
-            .filter(|&i| per_scope[i].busy_ms > 0.0 || per_scope[i].calls > 0.0)
-            .map(scope_window)
-            .collect();
-        scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms));
-        let window = Window {
+        let unattributed = per_scope.remove(&UNATTRIBUTED).unwrap_or_default();
+        let mut scopes = vec![(UNATTRIBUTED, self.names[UNATTRIBUTED].clone(), unattributed)];
+        scopes.extend(per_scope.into_iter().map(|(i, r)| (i, self.names[i].clone(), r)));
+        let pending = Pending {
             seq: self.seq + 1,
             start: self.window_start,
             end: now,
-            busy_ms: per_scope.iter().map(|r| r.busy_ms).sum(),
-            unattributed,
             scopes,
-            lag: None,
-            merged: 1,
+            named,
+            unnamed: retired.unnamed,
+            max_keys: self.cfg.max_keys,
+            worst_keys: self.cfg.worst_keys,
         };
-        (window, readings)
+        (pending, readings)
+    }
+}
+
+/// A window's raw material, taken under the monitor's lock: `finish` builds the window from it
+/// (sorting keys and scopes, the long part of a close) without the lock.
+pub struct Pending {
+    seq: u64,
+    start: f64,
+    end: f64,
+    /// (scope index, name, what it was charged) of each scope charged, unattributed first.
+    scopes: Vec<(usize, Arc<str>, Reading)>,
+    named: Vec<(usize, Arc<str>, f64)>,
+    unnamed: HashMap<usize, Unnamed>,
+    max_keys: usize,
+    worst_keys: usize,
+}
+
+impl Pending {
+    pub fn finish(self, lag: Option<LagStats>) -> Window {
+        let mut key_stats = keys::summarize(self.named, &self.unnamed, self.max_keys, self.worst_keys);
+        let mut all = self.scopes.into_iter().map(|(index, name, r)| ScopeWindow {
+            index,
+            name,
+            busy_ms: r.busy_ms,
+            calls: r.calls,
+            keys: key_stats.remove(&index).map(Box::new),
+        });
+        let unattributed = all.next().expect("unattributed comes first");
+        let mut scopes: Vec<ScopeWindow> = all.collect();
+        scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms).then(a.index.cmp(&b.index)));
+        let busy_ms = unattributed.busy_ms + scopes.iter().map(|s| s.busy_ms).sum::<f64>();
+        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, unattributed, scopes, lag, merged: 1 }
     }
 }
 
@@ -456,7 +498,7 @@ mod tests {
 
     #[test]
     fn with_more_slots_in_use_than_a_sweep_late_work_of_a_quiet_key_is_found_not_lost() {
-        let c = Config { key_slots: crate::slots::SWEEP + 10, max_keys: 10, ..cfg() };
+        let c = Config { window_ms: 10.0, key_slots: crate::slots::sweep_for(10.0) + 10, max_keys: 10, ..cfg() };
         let m = Memory::new(c.slots());
         let l = m.ledger();
         let mut a = Aggregator::new(c.clone(), 0.0);
@@ -467,14 +509,14 @@ mod tests {
         }
         let mut t = 0.0;
         for _ in 0..=crate::slots::GRACE {
-            t += 1000.0;
+            t += 10.0;
             a.close(&l, t, None); // every key slot quiet: they leave the active list
         }
         m.switch_to(k0 + 7, t + 1.0); // late work of key 7, unlisted by now
         m.switch_to(UNATTRIBUTED, t + 6.0);
         let mut found = 0.0;
         for _ in 0..2 {
-            t += 1000.0;
+            t += 10.0;
             found += a.close(&l, t, None).scopes.iter().filter(|x| &*x.name == "s").map(|x| x.busy_ms).sum::<f64>();
         }
         assert_eq!(found, 5.0, "the sweep reached it within keySlots / SWEEP windows");

@@ -4,6 +4,7 @@
 //! keys is kept in buckets whose memory follows what they hold.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyStats {
@@ -79,16 +80,16 @@ impl Unnamed {
 
 /// Per-scope statistics from `named` (scope, key, busy ms) entries, a key possibly repeated,
 /// plus what was already `unnamed`. Names are kept for the `max_keys` busiest keys overall.
-pub fn summarize(mut named: Vec<(usize, &str, f64)>, unnamed: &HashMap<usize, Unnamed>, max_keys: usize, worst: usize) -> HashMap<usize, KeyStats> {
-    named.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize, Unnamed>, max_keys: usize, worst: usize) -> HashMap<usize, KeyStats> {
+    named.sort_unstable_by(|a, b| (a.0, &*a.1).cmp(&(b.0, &*b.1)));
     named.dedup_by(|later, kept| {
-        let same = (later.0, later.1) == (kept.0, kept.1);
+        let same = later.0 == kept.0 && later.1 == kept.1;
         if same {
             kept.2 += later.2;
         }
         same
     });
-    named.sort_unstable_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(b.1)));
+    named.sort_unstable_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
 
     let mut per_scope: HashMap<usize, (Unnamed, u64, Vec<(String, f64)>)> = HashMap::new();
     for (rank, (scope, key, busy)) in named.into_iter().enumerate() {
@@ -97,7 +98,7 @@ pub fn summarize(mut named: Vec<(usize, &str, f64)>, unnamed: &HashMap<usize, Un
         if rank >= max_keys {
             *dropped += 1;
         } else if names.len() < worst {
-            names.push((key.to_owned(), busy));
+            names.push((key.to_string(), busy));
         }
     }
     for (&scope, u) in unnamed {
@@ -121,10 +122,10 @@ mod tests {
     #[test]
     fn percentiles_worst_and_merging() {
         let names: Vec<String> = (1..=100).map(|i| format!("k{i}")).collect();
-        let mut named: Vec<(usize, &str, f64)> = names.iter().enumerate().map(|(i, k)| (3, k.as_str(), (i + 1) as f64 * 0.5)).collect();
-        named.push((3, "slow", 4000.0));
-        named.push((3, "slow", 1000.0)); // the same key seen twice (retired, then rebound)
-        named.push((4, "other-scope", 1.0));
+        let mut named: Vec<(usize, Arc<str>, f64)> = names.iter().enumerate().map(|(i, k)| (3, Arc::from(k.as_str()), (i + 1) as f64 * 0.5)).collect();
+        named.push((3, Arc::from("slow"), 4000.0));
+        named.push((3, Arc::from("slow"), 1000.0)); // the same key seen twice (retired, then rebound)
+        named.push((4, Arc::from("other-scope"), 1.0));
         let s = summarize(named, &HashMap::new(), 1000, 2);
         let k = &s[&3];
         assert_eq!(k.count, 101);
@@ -155,7 +156,7 @@ mod tests {
 
     #[test]
     fn past_the_cap_keys_lose_their_names_not_their_time() {
-        let named = vec![(2, "a", 1.0), (2, "b", 30.0), (2, "c", 5.0)];
+        let named = vec![(2, Arc::from("a"), 1.0), (2, Arc::from("b"), 30.0), (2, Arc::from("c"), 5.0)];
         let mut unnamed = HashMap::new();
         unnamed.entry(2).or_insert_with(Unnamed::default).record(100.0);
         let k = &summarize(named, &unnamed, 2, 5)[&2];

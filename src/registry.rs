@@ -166,19 +166,28 @@ impl Shared {
         }
     }
 
-    /// Closes the window if it is due; returns when the next one is due (monotonic ms).
+    /// Closes the window if it is due; returns when the next one is due (monotonic ms). The
+    /// window is built between two short holds of the lock, not under it.
     fn tick(&self) -> Option<f64> {
-        let mut st = self.state.lock();
-        let State { ledger, agg, lag, recordings, .. } = &mut *st;
-        let ledger = ledger.as_ref()?;
-        let now = self.clock.now();
-        if now >= agg.due() {
-            let w = agg.close(ledger, now, lag.as_mut().map(Lag::close_window));
-            for (_, r) in recordings.iter_mut() {
+        let (begun, next) = {
+            let mut st = self.state.lock();
+            let State { ledger, agg, lag, .. } = &mut *st;
+            let ledger = ledger.as_ref()?;
+            let now = self.clock.now();
+            let begun = (now >= agg.due()).then(|| (agg.close_begin(ledger, now), lag.as_mut().map(Lag::close_window)));
+            (begun, agg.due() - now + monotonic_ms())
+        };
+        if let Some((pending, lag)) = begun {
+            let window = pending.finish(lag);
+            let mut st = self.state.lock();
+            let (w, evicted) = st.agg.close_end(window);
+            for (_, r) in st.recordings.iter_mut() {
                 r.push_window(w.clone());
             }
+            drop(st);
+            drop(evicted); // a window of many scopes takes a while to free
         }
-        Some(agg.due() - now + monotonic_ms())
+        Some(next)
     }
 
     /// `{ threadId, windowMs, current, last }`, the current window read live.
