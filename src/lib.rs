@@ -15,6 +15,7 @@ mod ledger;
 mod recording;
 mod registry;
 mod slots;
+mod window;
 
 #[cfg(not(test))]
 mod binding;
