@@ -9,13 +9,13 @@ export interface StartOptions {
   windowMs?: number;
   /** Complete windows kept for history() (1 – 86 400). Default 60. */
   history?: number;
-  /** Distinct scope names; more are charged to '(other)' and counted in scopesOverflowed. Default 10 000. */
+  /** Distinct scope names kept (1 – 1 000 000); more are charged to '(other)' and counted in scopesOverflowed (not kept). Default 10 000. */
   maxScopes?: number;
-  /** Keys whose names are kept per window (the busiest); the rest count as `dropped`. Default 10 000. */
+  /** Keys whose names are kept per window (the busiest; 0 – 1 000 000); the rest count as `dropped`. Default 10 000. */
   maxKeys?: number;
   /** Worst keys listed per scope and window. Default 5. */
   worstKeys?: number;
-  /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 4 194 304). Default 65 536. */
+  /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 4 194 304; memory only for slots used). Default 65 536. */
   keySlots?: number;
   /** Watch for stalls and emit 'lag'. Default true. */
   lag?: boolean;

@@ -15,13 +15,20 @@ const { startSampler } = require('./stacks');
 const { redactStall } = require('./redact');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
+const OTHER = 1;
 const FIRST_SCOPE = 2;
+// Names past maxScopes recently seen, so a hot overflowed name is not registered per call;
+// emptied when full, so names that only overflow never pile up.
+const OVERFLOW_CACHE = 4096;
 
 class Monitor extends EventEmitter {
   #native;
   #bindNative; // bindKey(slot, scope, key), a raw native function
   #options;
-  #scopes = new Map(); // name -> context of the scope without a key
+  #scopes = new Map(); // name -> context of the scope without a key, at most maxScopes
+  #overflowed = new Map(); // name past maxScopes -> its context (charged to '(other)')
+  #full = false; // the addon holds maxScopes names: a new name is '(other)' without asking it
+  #unasked = 0; // names past the cap counted here, not in the addon
   #keyBase;
   #keyOwners; // key slot - keyBase -> context bound to it
   #nextKey = 0;
@@ -53,7 +60,7 @@ class Monitor extends EventEmitter {
       this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.#slowIO(e), context: hooks.current });
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
-    this.#keyOwners = new Array(options.keySlots);
+    this.#keyOwners = []; // grows as the ring first reaches a slot: unused slots cost nothing
     hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
   }
 
@@ -63,7 +70,7 @@ class Monitor extends EventEmitter {
 
   /** The current window, live (a callback still running is included), with `last`. */
   elu() {
-    return this.#native.elu();
+    return this.#withOverflows(this.#native.elu());
   }
 
   /** The last `history` complete windows, oldest first. */
@@ -73,7 +80,12 @@ class Monitor extends EventEmitter {
 
   /** Busy time per scope since start. */
   totals() {
-    return this.#native.totals();
+    return this.#withOverflows(this.#native.totals());
+  }
+
+  #withOverflows(reading) {
+    reading.scopesOverflowed += this.#unasked;
+    return reading;
   }
 
   /**
@@ -204,10 +216,18 @@ class Monitor extends EventEmitter {
 
   /** The context charged for `name` (and `key`), registering what is new. */
   context(name, key) {
-    let scope = this.#scopes.get(name);
+    let scope = this.#scopes.get(name) ?? this.#overflowed.get(name);
     if (scope === undefined) {
-      scope = hooks.context(this.#native.addScope(name), null, name, undefined);
-      this.#scopes.set(name, scope);
+      // Names are never unregistered: once full, the addon would only count the call.
+      const slot = this.#full ? OTHER : this.#native.addScope(name);
+      if (this.#full) this.#unasked++;
+      scope = hooks.context(slot, null, name, undefined);
+      if (slot !== OTHER) this.#scopes.set(name, scope);
+      else {
+        this.#full = true;
+        if (this.#overflowed.size >= OVERFLOW_CACHE) this.#overflowed.clear();
+        this.#overflowed.set(name, scope);
+      }
     }
     return key === undefined ? scope : this.#bindKey(scope, key);
   }

@@ -10,11 +10,12 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-
-use crate::keys::{self, KeyStats, Unnamed};
+use crate::keys::Unnamed;
+#[cfg(test)]
 use crate::lag::LagStats;
 use crate::ledger::{Ledger, Reading};
+use crate::slots::{Active, PerSlot};
+pub use crate::window::{Pending, ScopeWindow, Window};
 
 pub const UNATTRIBUTED: usize = 0;
 pub const OTHER: usize = 1;
@@ -44,55 +45,31 @@ impl Config {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScopeWindow {
-    /// Scope index (= its slot); not part of the public output.
-    pub index: usize,
-    pub name: String,
-    pub busy_ms: f64,
-    pub calls: f64,
-    /// Boxed: most scopes have no keys, and windows are kept by the thousand.
-    pub keys: Option<Box<KeyStats>>,
-}
-
-/// One window: busy time per scope between `start` and `end` (monitored thread's clock, ms).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Window {
-    pub seq: u64,
-    pub start: f64,
-    pub end: f64,
-    pub busy_ms: f64,
-    pub unattributed: ScopeWindow,
-    /// Scopes that were charged, busiest first.
-    pub scopes: Vec<ScopeWindow>,
-    /// Loop stretches and stalls, for a closed window of a monitor that tracks lag.
-    pub lag: Option<LagStats>,
-    /// Closed windows this one stands for: 1, more in a downsampled recording.
-    pub merged: u64,
-}
-
 struct KeyOwner {
     scope: usize,
-    key: String,
+    /// Shared with the windows being built from it, which may be built outside the lock.
+    key: Arc<str>,
 }
 
 /// Time of keys whose slot was rebound during the current window.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Retired {
     /// By scope index; grows to the highest scope retired into.
     per_scope: Vec<Reading>,
     /// At most `max_keys` names; later keys go to `unnamed`.
-    keys: Vec<(usize, String, f64)>,
+    keys: Vec<(usize, Arc<str>, f64)>,
     unnamed: HashMap<usize, Unnamed>,
 }
 
 pub struct Aggregator {
     cfg: Config,
-    names: Vec<String>,
+    names: Vec<Arc<str>>,
     scopes_overflowed: u64,
+    /// By key slot − key base, grown as the ring first reaches a slot.
     key_owner: Vec<Option<KeyOwner>>,
-    key_high_water: usize,
-    base: Vec<Reading>,
+    /// Readings at the start of the current window, of the slots in use.
+    base: PerSlot<Reading>,
+    active: Active,
     retired: Retired,
     window_start: f64,
     /// When the current window is due: on a fixed schedule, however late the last close came.
@@ -104,13 +81,12 @@ pub struct Aggregator {
 
 impl Aggregator {
     pub fn new(cfg: Config, now: f64) -> Self {
-        let slots = cfg.slots();
         Aggregator {
-            names: vec!["(unattributed)".into(), "(other)".into()],
+            names: vec![Arc::from("(unattributed)"), Arc::from("(other)")],
             scopes_overflowed: 0,
-            key_owner: (0..cfg.key_slots).map(|_| None).collect(),
-            key_high_water: 0,
-            base: vec![Reading::default(); slots],
+            key_owner: Vec::new(),
+            base: PerSlot::new(cfg.key_base()),
+            active: Active::new(cfg.key_base(), &[UNATTRIBUTED, OTHER], crate::slots::sweep_for(cfg.window_ms)),
             retired: Retired::default(),
             window_start: now,
             due: now + cfg.window_ms,
@@ -131,9 +107,11 @@ impl Aggregator {
             self.scopes_overflowed += 1;
             return OTHER;
         }
-        self.names.push(name.to_owned());
+        self.names.push(Arc::from(name));
         self.totals.push(Reading::default());
-        self.names.len() - 1
+        let slot = self.names.len() - 1;
+        self.active.touch(slot, self.seq + 1);
+        slot
     }
 
     pub fn scopes_overflowed(&self) -> u64 {
@@ -155,8 +133,11 @@ impl Aggregator {
             return Err(format!("slot {slot} is being charged"));
         }
         let reading = ledger.read(slot, None, 0.0);
+        if self.key_owner.len() <= j {
+            self.key_owner.resize_with(j + 1, || None);
+        }
         if let Some(old) = self.key_owner[j].take() {
-            let d = delta(reading, self.base[slot]);
+            let d = delta(reading, self.base.get(slot));
             let per_scope = &mut self.retired.per_scope;
             if per_scope.len() <= old.scope {
                 per_scope.resize(old.scope + 1, Reading::default());
@@ -170,25 +151,41 @@ impl Aggregator {
                 }
             }
         }
-        self.base[slot] = reading;
-        self.key_owner[j] = Some(KeyOwner { scope, key });
-        self.key_high_water = self.key_high_water.max(j + 1);
+        self.base.set(slot, reading);
+        self.key_owner[j] = Some(KeyOwner { scope, key: Arc::from(key) });
+        self.active.touch(slot, self.seq + 1);
         Ok(())
     }
 
     /// The window from the last close until `now`, read without closing it.
     pub fn measure(&self, ledger: &Ledger, now: f64) -> Window {
-        self.scan(ledger, now).0
+        self.scan(ledger, now, self.retired.clone()).0.finish(None)
     }
 
-    /// Closes the current window at `now`, keeps it in the history and returns it.
+    /// Closes the current window at `now`, keeps it in the history and returns it (what the
+    /// watch thread does in three steps, see `close_begin`).
+    #[cfg(test)]
     pub fn close(&mut self, ledger: &Ledger, now: f64, lag: Option<LagStats>) -> Arc<Window> {
-        let (mut window, readings) = self.scan(ledger, now);
-        window.lag = lag;
+        let pending = self.close_begin(ledger, now);
+        let (window, _evicted) = self.close_end(pending.finish(lag));
+        window
+    }
+
+    /// The part of a close that needs the ledger and the aggregator: the next window starts at
+    /// `now`. The window itself is built by `Pending::finish`, which needs neither (so the
+    /// watch thread runs it without the lock key binding and the idle mark wait on), and kept
+    /// by `close_end`.
+    pub fn close_begin(&mut self, ledger: &Ledger, now: f64) -> Pending {
+        let retired = std::mem::take(&mut self.retired);
+        let (pending, readings) = self.scan(ledger, now, retired);
+        let mut charged = Vec::new();
         for (slot, r) in readings {
-            self.base[slot] = r;
+            if r != self.base.get(slot) {
+                charged.push(slot);
+            }
+            self.base.set(slot, r);
         }
-        self.retired = Retired::default();
+        self.active.closed(charged.into_iter(), self.seq + 1, self.names.len() + self.key_owner.len());
         self.window_start = now;
         // The next window is due one length after this one was (a late close makes this
         // window longer and the next shorter, not every window longer); a close later than
@@ -196,15 +193,19 @@ impl Aggregator {
         let next = self.due + self.cfg.window_ms;
         self.due = if now >= self.due && next > now { next } else { now + self.cfg.window_ms };
         self.seq += 1;
-        for s in std::iter::once(&window.unattributed).chain(&window.scopes) {
-            add(&mut self.totals[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
+        for (index, _, r) in &pending.scopes {
+            add(&mut self.totals[*index], *r);
         }
+        pending
+    }
+
+    /// Keeps a window `close_begin` began in the history; returns it, and the window it pushed
+    /// out (to be dropped outside the lock).
+    pub fn close_end(&mut self, window: Window) -> (Arc<Window>, Option<Arc<Window>>) {
         let window = Arc::new(window);
-        if self.history.len() == self.cfg.history {
-            self.history.pop_front();
-        }
+        let evicted = if self.history.len() == self.cfg.history { self.history.pop_front() } else { None };
         self.history.push_back(window.clone());
-        window
+        (window, evicted)
     }
 
     /// The scope a slot is charged to now.
@@ -222,7 +223,7 @@ impl Aggregator {
 
     /// The scope name and key a slot is charged to now.
     pub fn describe_slot(&self, slot: usize) -> (&str, Option<&str>) {
-        let key = slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)?.as_ref()).map(|o| o.key.as_str());
+        let key = slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)?.as_ref()).map(|o| &*o.key);
         (&self.names[self.scope_of(slot)], key)
     }
 
@@ -246,57 +247,51 @@ impl Aggregator {
         for s in std::iter::once(&current.unattributed).chain(&current.scopes) {
             add(&mut sums[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
         }
-        self.names.iter().map(String::as_str).zip(sums).collect()
+        self.names.iter().map(|n| &**n).zip(sums).collect()
     }
 
-    fn scan(&self, ledger: &Ledger, now: f64) -> (Window, Vec<(usize, Reading)>) {
+    /// Reads the slots that can have changed; `retired`: what rebound keys left this window.
+    fn scan(&self, ledger: &Ledger, now: f64, retired: Retired) -> (Pending, Vec<(usize, Reading)>) {
         let running = ledger.running();
         let key_base = self.cfg.key_base();
-        let slots = (0..self.names.len()).chain(key_base..key_base + self.key_high_water);
-        let readings: Vec<(usize, Reading)> = slots.map(|s| (s, ledger.read(s, running, now))).collect();
+        let slots = self.active.to_read(self.names.len(), self.key_owner.len(), running.map(|r| r.0));
+        let readings: Vec<(usize, Reading)> = slots.into_iter().map(|s| (s, ledger.read(s, running, now))).collect();
 
-        let mut per_scope = vec![Reading::default(); self.names.len()];
-        for (scope, r) in self.retired.per_scope.iter().enumerate() {
-            add(&mut per_scope[scope], *r);
+        // By scope index, only the scopes charged: their number, not maxScopes, sets the cost.
+        let mut per_scope: HashMap<usize, Reading> = HashMap::new();
+        let charged = |r: &Reading| r.busy_ms > 0.0 || r.calls > 0.0;
+        for (scope, r) in retired.per_scope.iter().enumerate().filter(|(_, r)| charged(r)) {
+            add(per_scope.entry(scope).or_default(), *r);
         }
-        let mut named: Vec<(usize, &str, f64)> = self.retired.keys.iter().map(|(s, k, b)| (*s, k.as_str(), *b)).collect();
+        let mut named = retired.keys;
         for &(slot, reading) in &readings {
-            let d = delta(reading, self.base[slot]);
+            let d = delta(reading, self.base.get(slot));
+            if !charged(&d) {
+                continue;
+            }
             if slot < key_base {
-                add(&mut per_scope[slot], d);
-            } else if let Some(owner) = &self.key_owner[slot - key_base] {
-                add(&mut per_scope[owner.scope], d);
+                add(per_scope.entry(slot).or_default(), d);
+            } else if let Some(Some(owner)) = self.key_owner.get(slot - key_base) {
+                add(per_scope.entry(owner.scope).or_default(), d);
                 if d.busy_ms > 0.0 {
-                    named.push((owner.scope, &owner.key, d.busy_ms));
+                    named.push((owner.scope, owner.key.clone(), d.busy_ms));
                 }
             }
         }
-
-        let mut key_stats = keys::summarize(named, &self.retired.unnamed, self.cfg.max_keys, self.cfg.worst_keys);
-        let mut scope_window = |index: usize| ScopeWindow {
-            index,
-            name: self.names[index].clone(),
-            busy_ms: per_scope[index].busy_ms,
-            calls: per_scope[index].calls,
-            keys: key_stats.remove(&index).map(Box::new),
-        };
-        let unattributed = scope_window(UNATTRIBUTED);
-        let mut scopes: Vec<ScopeWindow> = (OTHER..self.names.len())
-            .filter(|&i| per_scope[i].busy_ms > 0.0 || per_scope[i].calls > 0.0)
-            .map(scope_window)
-            .collect();
-        scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms));
-        let window = Window {
+        let unattributed = per_scope.remove(&UNATTRIBUTED).unwrap_or_default();
+        let mut scopes = vec![(UNATTRIBUTED, self.names[UNATTRIBUTED].clone(), unattributed)];
+        scopes.extend(per_scope.into_iter().map(|(i, r)| (i, self.names[i].clone(), r)));
+        let pending = Pending {
             seq: self.seq + 1,
             start: self.window_start,
             end: now,
-            busy_ms: per_scope.iter().map(|r| r.busy_ms).sum(),
-            unattributed,
             scopes,
-            lag: None,
-            merged: 1,
+            named,
+            unnamed: retired.unnamed,
+            max_keys: self.cfg.max_keys,
+            worst_keys: self.cfg.worst_keys,
         };
-        (window, readings)
+        (pending, readings)
     }
 }
 
@@ -311,41 +306,6 @@ fn delta(now: Reading, base: Reading) -> Reading {
     Reading { busy_ms: (now.busy_ms - base.busy_ms).max(0.0), calls: (now.calls - base.calls).max(0.0) }
 }
 
-impl Window {
-    /// The public shape (`index.d.ts`: `Window`), times as epoch milliseconds.
-    pub fn to_json(&self, time_origin: f64) -> Value {
-        let duration = self.end - self.start;
-        let elu = |busy: f64| if duration > 0.0 { (busy / duration).clamp(0.0, 1.0) } else { 0.0 };
-        let scope = |s: &ScopeWindow| {
-            let mut v = json!({ "name": s.name, "elu": elu(s.busy_ms), "busyMs": s.busy_ms, "calls": s.calls });
-            if let Some(k) = &s.keys {
-                v["keys"] = json!({
-                    "count": k.count, "dropped": k.dropped,
-                    "p50Ms": k.p50_ms, "p99Ms": k.p99_ms, "maxMs": k.max_ms,
-                    "worst": k.worst.iter().map(|(key, b)| json!({ "key": key, "busyMs": b })).collect::<Vec<_>>(),
-                });
-            }
-            v
-        };
-        let mut v = json!({
-            "seq": self.seq,
-            "start": time_origin + self.start,
-            "end": time_origin + self.end,
-            "durationMs": duration,
-            "thread": { "elu": elu(self.busy_ms), "busyMs": self.busy_ms },
-            "unattributed": scope(&self.unattributed),
-            "scopes": self.scopes.iter().map(scope).collect::<Vec<_>>(),
-        });
-        if self.merged > 1 {
-            v["merged"] = json!(self.merged);
-        }
-        if let Some(l) = &self.lag {
-            v["lag"] = json!({ "stretches": l.stretches, "stalls": l.stalls, "p50Ms": l.p50_ms, "p99Ms": l.p99_ms, "maxMs": l.max_ms });
-        }
-        v
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,7 +316,7 @@ mod tests {
     }
 
     fn scope<'a>(w: &'a Window, name: &str) -> &'a ScopeWindow {
-        w.scopes.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scope {name} in {w:?}"))
+        w.scopes.iter().find(|s| &*s.name == name).unwrap_or_else(|| panic!("no scope {name} in {w:?}"))
     }
 
     #[test]
@@ -439,6 +399,33 @@ mod tests {
         let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
         assert_eq!(seqs, vec![3, 4, 5]);
         assert_eq!(a.due(), 6000.0);
+    }
+
+    #[test]
+    fn with_more_slots_in_use_than_a_sweep_late_work_of_a_quiet_key_is_found_not_lost() {
+        let c = Config { window_ms: 10.0, key_slots: crate::slots::sweep_for(10.0) + 10, max_keys: 10, ..cfg() };
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c.clone(), 0.0);
+        let s = a.add_scope("s");
+        let k0 = 2 + c.max_scopes;
+        for j in 0..c.key_slots {
+            a.bind_key(&l, k0 + j, s, format!("k{j}")).unwrap();
+        }
+        let mut t = 0.0;
+        for _ in 0..=crate::slots::GRACE {
+            t += 10.0;
+            a.close(&l, t, None); // every key slot quiet: they leave the active list
+        }
+        m.switch_to(k0 + 7, t + 1.0); // late work of key 7, unlisted by now
+        m.switch_to(UNATTRIBUTED, t + 6.0);
+        let mut found = 0.0;
+        for _ in 0..2 {
+            t += 10.0;
+            found += a.close(&l, t, None).scopes.iter().filter(|x| &*x.name == "s").map(|x| x.busy_ms).sum::<f64>();
+        }
+        assert_eq!(found, 5.0, "the sweep reached it within keySlots / SWEEP windows");
+        assert_eq!(a.totals(&l, t).iter().find(|x| x.0 == "s").unwrap().1.busy_ms, 5.0);
     }
 
     #[test]

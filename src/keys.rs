@@ -1,10 +1,10 @@
 //! Per-key statistics of one scope in one window: how busy each key (a message, a request)
 //! kept the loop. Every key is in the histogram; names are kept for at most `max_keys` keys a
-//! window (the busiest), so memory stays bounded whatever the key rate.
+//! window (the busiest), so memory stays bounded whatever the key rate; the time of unnamed
+//! keys is kept in buckets whose memory follows what they hold.
 
 use std::collections::HashMap;
-
-use hdrhistogram::Histogram;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyStats {
@@ -19,48 +19,77 @@ pub struct KeyStats {
     pub worst: Vec<(String, f64)>,
 }
 
-/// Keys whose names were not kept: their busy times, in constant memory.
-#[derive(Clone)]
+/// Busy times of keys in constant-ratio buckets, kept sparsely: memory follows the buckets in
+/// use (a few per scope and window, 1 100 at most over 1 µs – 1 h), where a dense histogram
+/// of that range at this precision takes 13 KB per scope whether it holds one key or many.
+#[derive(Clone, Debug, Default)]
 pub struct Unnamed {
-    hist: Histogram<u32>,
+    /// (bucket, keys), by bucket.
+    buckets: Vec<(u16, u32)>,
+    count: u64,
     max_ms: f64,
 }
 
-impl Default for Unnamed {
-    fn default() -> Self {
-        Unnamed { hist: histogram(), max_ms: 0.0 }
-    }
+/// ln of the bucket ratio, 1.02: a bucket's middle is within 1 % of every value in it.
+const LN_RATIO: f64 = 0.019_802_627_296_179_712;
+
+fn bucket(ms: f64) -> u16 {
+    let us = (ms * 1e3).clamp(1.0, 3.6e9); // 1 µs to an hour
+    (us.ln() / LN_RATIO) as u16
+}
+
+fn middle_ms(b: u16) -> f64 {
+    ((b as f64 + 0.5) * LN_RATIO).exp() / 1e3
 }
 
 impl Unnamed {
     pub fn record(&mut self, busy_ms: f64) {
-        self.hist.saturating_record(micros(busy_ms));
+        self.add(bucket(busy_ms), 1);
+        self.count += 1;
         self.max_ms = self.max_ms.max(busy_ms);
     }
-}
 
-// Microseconds from 1 µs to an hour, two significant digits (1 %): enough to rank keys, and
-// ~13 KB per histogram. Fixed bounds: saturating_record does not grow an auto-resizing one.
-fn histogram() -> Histogram<u32> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("valid histogram bounds")
-}
+    fn add(&mut self, b: u16, n: u32) {
+        match self.buckets.binary_search_by_key(&b, |x| x.0) {
+            Ok(i) => self.buckets[i].1 += n,
+            Err(i) => self.buckets.insert(i, (b, n)),
+        }
+    }
 
-fn micros(ms: f64) -> u64 {
-    ((ms * 1e3).round() as u64).max(1)
+    fn merge(&mut self, other: &Unnamed) {
+        for &(b, n) in &other.buckets {
+            self.add(b, n);
+        }
+        self.count += other.count;
+        self.max_ms = self.max_ms.max(other.max_ms);
+    }
+
+    /// The `q` quantile within 1 %, never above the largest value recorded.
+    fn quantile(&self, q: f64) -> f64 {
+        let rank = ((q * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0u64;
+        for &(b, n) in &self.buckets {
+            seen += n as u64;
+            if seen >= rank {
+                return middle_ms(b).min(self.max_ms);
+            }
+        }
+        self.max_ms
+    }
 }
 
 /// Per-scope statistics from `named` (scope, key, busy ms) entries, a key possibly repeated,
 /// plus what was already `unnamed`. Names are kept for the `max_keys` busiest keys overall.
-pub fn summarize(mut named: Vec<(usize, &str, f64)>, unnamed: &HashMap<usize, Unnamed>, max_keys: usize, worst: usize) -> HashMap<usize, KeyStats> {
-    named.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize, Unnamed>, max_keys: usize, worst: usize) -> HashMap<usize, KeyStats> {
+    named.sort_unstable_by(|a, b| (a.0, &*a.1).cmp(&(b.0, &*b.1)));
     named.dedup_by(|later, kept| {
-        let same = (later.0, later.1) == (kept.0, kept.1);
+        let same = later.0 == kept.0 && later.1 == kept.1;
         if same {
             kept.2 += later.2;
         }
         same
     });
-    named.sort_unstable_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(b.1)));
+    named.sort_unstable_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
 
     let mut per_scope: HashMap<usize, (Unnamed, u64, Vec<(String, f64)>)> = HashMap::new();
     for (rank, (scope, key, busy)) in named.into_iter().enumerate() {
@@ -69,20 +98,18 @@ pub fn summarize(mut named: Vec<(usize, &str, f64)>, unnamed: &HashMap<usize, Un
         if rank >= max_keys {
             *dropped += 1;
         } else if names.len() < worst {
-            names.push((key.to_owned(), busy));
+            names.push((key.to_string(), busy));
         }
     }
     for (&scope, u) in unnamed {
         let (keys, dropped, _) = per_scope.entry(scope).or_insert_with(|| (Unnamed::default(), 0, Vec::new()));
-        *dropped += u.hist.len();
-        keys.hist.add(&u.hist).expect("histograms of one shape add");
-        keys.max_ms = keys.max_ms.max(u.max_ms);
+        *dropped += u.count;
+        keys.merge(u);
     }
     per_scope
         .into_iter()
         .map(|(scope, (keys, dropped, names))| {
-            let at = |q: f64| keys.hist.value_at_quantile(q) as f64 / 1e3;
-            let stats = KeyStats { count: keys.hist.len(), dropped, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: keys.max_ms, worst: names };
+            let stats = KeyStats { count: keys.count, dropped, p50_ms: keys.quantile(0.5), p99_ms: keys.quantile(0.99), max_ms: keys.max_ms, worst: names };
             (scope, stats)
         })
         .collect()
@@ -95,10 +122,10 @@ mod tests {
     #[test]
     fn percentiles_worst_and_merging() {
         let names: Vec<String> = (1..=100).map(|i| format!("k{i}")).collect();
-        let mut named: Vec<(usize, &str, f64)> = names.iter().enumerate().map(|(i, k)| (3, k.as_str(), (i + 1) as f64 * 0.5)).collect();
-        named.push((3, "slow", 4000.0));
-        named.push((3, "slow", 1000.0)); // the same key seen twice (retired, then rebound)
-        named.push((4, "other-scope", 1.0));
+        let mut named: Vec<(usize, Arc<str>, f64)> = names.iter().enumerate().map(|(i, k)| (3, Arc::from(k.as_str()), (i + 1) as f64 * 0.5)).collect();
+        named.push((3, Arc::from("slow"), 4000.0));
+        named.push((3, Arc::from("slow"), 1000.0)); // the same key seen twice (retired, then rebound)
+        named.push((4, Arc::from("other-scope"), 1.0));
         let s = summarize(named, &HashMap::new(), 1000, 2);
         let k = &s[&3];
         assert_eq!(k.count, 101);
@@ -111,8 +138,25 @@ mod tests {
     }
 
     #[test]
+    fn buckets_are_within_one_percent_and_sparse() {
+        let mut u = Unnamed::default();
+        for i in 1..=1000 {
+            u.record(i as f64 * 0.01); // 10 µs .. 10 ms
+        }
+        u.record(3_600_000.0 * 2.0); // past an hour: the last bucket, max exact
+        assert!((u.quantile(0.5) - 5.0).abs() < 0.05, "{}", u.quantile(0.5));
+        assert!((u.quantile(0.99) - 9.9).abs() < 0.1, "{}", u.quantile(0.99));
+        assert_eq!(u.quantile(1.0), 7_200_000.0_f64.min(middle_ms(bucket(7_200_000.0))));
+        assert!(u.buckets.len() < 400, "{} buckets for 1 001 values", u.buckets.len());
+        let mut one = Unnamed::default();
+        one.record(2.5);
+        assert_eq!(one.buckets.len(), 1);
+        assert_eq!(one.quantile(0.99), 2.5, "never above the max");
+    }
+
+    #[test]
     fn past_the_cap_keys_lose_their_names_not_their_time() {
-        let named = vec![(2, "a", 1.0), (2, "b", 30.0), (2, "c", 5.0)];
+        let named = vec![(2, Arc::from("a"), 1.0), (2, Arc::from("b"), 30.0), (2, Arc::from("c"), 5.0)];
         let mut unnamed = HashMap::new();
         unnamed.entry(2).or_insert_with(Unnamed::default).record(100.0);
         let k = &summarize(named, &unnamed, 2, 5)[&2];

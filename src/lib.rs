@@ -17,6 +17,8 @@ mod recording;
 mod registry;
 #[cfg(not(test))]
 mod signals;
+mod slots;
+mod window;
 
 #[cfg(not(test))]
 mod binding;

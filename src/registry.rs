@@ -211,19 +211,28 @@ impl Shared {
         }
     }
 
-    /// Closes the window if it is due; returns when the next one is due (monotonic ms).
+    /// Closes the window if it is due; returns when the next one is due (monotonic ms). The
+    /// window is built between two short holds of the lock, not under it.
     fn tick(&self) -> Option<f64> {
-        let mut st = self.state.lock();
-        let State { ledger, agg, lag, recordings, .. } = &mut *st;
-        let ledger = ledger.as_ref()?;
-        let now = self.clock.now();
-        if now >= agg.due() {
-            let w = agg.close(ledger, now, lag.as_mut().map(Lag::close_window));
-            for (_, r) in recordings.iter_mut() {
+        let (begun, next) = {
+            let mut st = self.state.lock();
+            let State { ledger, agg, lag, .. } = &mut *st;
+            let ledger = ledger.as_ref()?;
+            let now = self.clock.now();
+            let begun = (now >= agg.due()).then(|| (agg.close_begin(ledger, now), lag.as_mut().map(Lag::close_window)));
+            (begun, agg.due() - now + monotonic_ms())
+        };
+        if let Some((pending, lag)) = begun {
+            let window = pending.finish(lag);
+            let mut st = self.state.lock();
+            let (w, evicted) = st.agg.close_end(window);
+            for (_, r) in st.recordings.iter_mut() {
                 r.push_window(w.clone());
             }
+            drop(st);
+            drop(evicted); // a window of many scopes takes a while to free
         }
-        Some(agg.due() - now + monotonic_ms())
+        Some(next)
     }
 
     /// `{ threadId, windowMs, current, last }`, the current window read live.
@@ -342,9 +351,14 @@ mod tests {
         let shared = Shared::new(7, clock, cfg(20.0), mem.ledger(), None);
         let x = shared.with(|agg, _, _| agg.add_scope("x")).unwrap();
         mem.switch_to(x, clock.now()); // "blocked" in x from now on
+        let recording = shared.record();
         register(shared.clone());
         std::thread::sleep(Duration::from_millis(120));
         let d = shared.describe().unwrap();
+        let r = shared.take_recording(recording).expect("a recording");
+        let seqs: Vec<u64> = r["windows"].as_array().unwrap().iter().map(|w| w["seq"].as_u64().unwrap()).collect();
+        assert!(seqs.len() >= 3 && seqs.windows(2).all(|p| p[1] == p[0] + 1), "every window closed, in order: {seqs:?}");
+        assert!(shared.take_recording(recording).is_none(), "taken: freed");
         unregister(&shared);
         let last = &d["last"];
         assert!(last["seq"].as_u64().unwrap() >= 3, "{d}");
@@ -370,6 +384,7 @@ mod tests {
             s.attach_stack(wake, now, now + 1.0, 1.0, json!([{ "functionName": "spin" }]));
         })));
         register(shared.clone());
+        let recording = shared.record();
         mem.set(crate::ledger::RUNNING, -1.0);
         let start = clock.now();
         mem.switch_to(x, start);
@@ -387,6 +402,8 @@ mod tests {
         // At the threshold, plus what a loaded machine delays the watch thread (within the 80 ms).
         assert!((30.0..80.0).contains(&after), "{event}");
         assert!(shared.idle().is_none(), "idle now: nothing more to report");
+        let r = shared.take_recording(recording).unwrap();
+        assert_eq!(r["lag"]["events"][0], event, "the recording has the stall");
     }
 
     #[test]

@@ -32,3 +32,22 @@ test('an Infinity capture at windowMs 10 keeps the heap flat; its windows cover 
   const covered = r.report.elu.windows.reduce((ms, w) => ms + w.durationMs, 0);
   assert.ok(Math.abs(covered - r.durationMs) < 100, `windows cover ${covered} of ${r.durationMs} ms`);
 });
+
+test('names past maxScopes are not kept: 200 000 of them grow the heap < 4 MB', () => {
+  const rloop = require('..');
+  const mon = rloop.start({ maxScopes: 100, lag: false, io: false });
+  try {
+    for (let i = 0; i < 1000; i++) rloop.scope(`warm-${i}`, () => {});
+    global.gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 200_000; i++) rloop.scope(`name-${i}-${'x'.repeat(100)}`, () => {});
+    global.gc();
+    const grew = (process.memoryUsage().heapUsed - before) / 2 ** 20;
+    const totals = mon.totals();
+    assert.ok(grew < 4, `heap grew ${grew.toFixed(2)} MB`);
+    assert.strictEqual(totals.scopesOverflowed, 200_000 + 1000 - 100, 'every registration past the cap is counted');
+    assert.ok(totals.scopes.find((s) => s.name === '(other)').calls >= 200_000);
+  } finally {
+    mon.stop();
+  }
+});

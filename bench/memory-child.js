@@ -1,0 +1,91 @@
+'use strict';
+// One scenario of bench/memory.js in this process: `run(name, withRloop)` resolves to
+// `{ heapUsedMb, rssMb, note }`, growth after GC over the scenario's work (reads for the note
+// come after the measurement: their transient JSON would count).
+
+const { Worker } = require('node:worker_threads');
+const { setTimeout: sleep } = require('node:timers/promises');
+
+let rloop = null; // loaded only with rloop, so the baseline has none of it
+const scope = (name, fn, key) => (rloop ? rloop.scope(name, fn, key === undefined ? undefined : { key }) : fn());
+
+async function settled() {
+  global.gc();
+  await sleep(50);
+  global.gc();
+  return process.memoryUsage();
+}
+
+const spin = (ms) => { const end = performance.now() + ms; while (performance.now() < end); };
+
+const scenarios = {
+  // 1 M keyed scope() calls, each 10 awaits: 10 M async operations.
+  async churn(mon) {
+    for (let k = 0; k < 1_000_000; k++) {
+      await scope(`s${k % 12_000}`, async () => {
+        for (let j = 0; j < 10; j++) await null;
+      }, `key-${k}`);
+    }
+    return mon && (() => `scopesOverflowed ${mon.elu().scopesOverflowed}`);
+  },
+  async names(mon) {
+    for (let i = 0; i < 1_000_000; i++) {
+      scope(`name-${i}`, () => {});
+      if (i % 10_000 === 0) await null;
+    }
+    return mon && (() => `scopesOverflowed ${mon.elu().scopesOverflowed}`);
+  },
+  // 60 windows (the default history) of 100 ms, every name busy in each.
+  async 'long-names'(mon) {
+    const names = Array.from({ length: 10_000 }, (_, i) => `${i}`.padStart(256, 'n'));
+    for (let w = 0; w < 62; w++) {
+      for (const n of names) scope(n, () => {});
+      await sleep(100);
+    }
+    return mon && (() => `${mon.history().length} windows in history`);
+  },
+  async workers() {
+    const code = `const { workerData } = require('node:worker_threads');
+      const rloop = workerData ? require(${JSON.stringify(require.resolve('..'))}) : null;
+      if (rloop) { const m = rloop.start(); rloop.scope('w', () => {}); m.stop(); }`;
+    for (let i = 0; i < 1000; i++) {
+      const w = new Worker(code, { eval: true, workerData: rloop !== null });
+      await new Promise((resolve, reject) => w.once('exit', resolve).once('error', reject));
+    }
+    return null;
+  },
+  async capture(mon, captureMs) {
+    const report = mon?.capture({ durationMs: Infinity, heapStats: false });
+    let n = 0;
+    const work = setInterval(() => {
+      for (let i = 0; i < 20; i++) scope(`scope-${i}`, () => spin(0.02), `job-${n++}`);
+    }, 5);
+    await sleep(captureMs / 4);
+    const quarter = await settled(); // the key ring is full by now
+    await sleep((3 * captureMs) / 4);
+    const m = await settled(); // while the capture still runs
+    clearInterval(work);
+    const grew = (k) => ((m[k] - quarter[k]) / 2 ** 20).toFixed(1);
+    const since = `over the last 3/4: heap used +${grew('heapUsed')} MB, RSS +${grew('rss')} MB`;
+    if (!mon) return since;
+    mon.stop();
+    const r = await report;
+    const mb = (k) => (m[k] / 2 ** 20).toFixed(1);
+    return `${since}; before the capture ended: heap used ${mb('heapUsed')} MB, RSS ${mb('rss')} MB; report: ${r.elu.windows.length} windows for ${r.elu.windows.reduce((s, w) => s + (w.merged ?? 1), 0)}`;
+  },
+};
+
+async function run(name, withRloop, captureMs) {
+  const options = { capture: { windowMs: 10 }, 'long-names': { windowMs: 100 } }[name] ?? {};
+  if (withRloop) rloop = require('..');
+  const before = await settled();
+  const mon = withRloop && name !== 'workers' ? rloop.start(options) : null;
+  const note = await scenarios[name](mon, captureMs); // a string, or a function read after measuring
+  const after = await settled();
+  const said = typeof note === 'function' ? note() : note ?? undefined;
+  if (mon && !mon.stopped) mon.stop();
+  const mb = (k) => (after[k] - before[k]) / 2 ** 20;
+  return { heapUsedMb: mb('heapUsed'), rssMb: mb('rss'), note: said };
+}
+
+module.exports = { run };

@@ -1,0 +1,46 @@
+'use strict';
+// What rloop holds in memory: each scenario in a fresh process with rloop and without (the
+// same work), heap used and RSS after GC minus what they were before the work; prints the
+// deltas in MB and writes bench/results/memory-<time>.json with a fingerprint.
+//
+//   node bench/memory.js [--only churn,names,long-names,workers,capture] [--capture-ms N]
+//
+// churn       10 M async operations in 12 000 keyed scopes (past maxScopes), 1 M distinct keys
+// names       1 M distinct scope names, 990 000 past maxScopes
+// long-names  10 000 scope names of 256 characters busy in every window of a full default history
+// workers     1 000 workers, each starting and stopping a monitor
+// capture     an Infinity capture at windowMs 10, 20 keyed scopes, 10 minutes (--capture-ms)
+
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const { fingerprint } = require('./fingerprint');
+
+const SCENARIOS = ['churn', 'names', 'long-names', 'workers', 'capture'];
+const { values: o } = parseArgs({ options: { only: { type: 'string' }, 'capture-ms': { type: 'string', default: '600000' }, child: { type: 'string' }, rloop: { type: 'string' } } });
+
+if (o.child) {
+  require('./memory-child').run(o.child, o.rloop === '1', Number(o['capture-ms'])).then((r) => console.log(JSON.stringify(r)));
+} else {
+  const only = o.only ? o.only.split(',') : SCENARIOS;
+  const unknown = only.find((s) => !SCENARIOS.includes(s));
+  if (unknown) throw new RangeError(`--only: unknown scenario '${unknown}' (known: ${SCENARIOS.join(', ')})`);
+  const results = {};
+  for (const scenario of only) {
+    const run = (withRloop) => {
+      const args = ['--expose-gc', __filename, '--child', scenario, '--rloop', withRloop ? '1' : '0', '--capture-ms', o['capture-ms']];
+      return JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
+    };
+    const none = run(false);
+    const rloop = run(true);
+    results[scenario] = { none, rloop };
+    const d = (k) => `${rloop[k].toFixed(1)} MB (without rloop ${none[k].toFixed(1)}, +${(rloop[k] - none[k]).toFixed(1)})`;
+    console.log(`${scenario.padEnd(11)} heap used ${d('heapUsedMb')}, RSS ${d('rssMb')}${rloop.note ? `; ${rloop.note}` : ''}${none.note ? ` (without rloop: ${none.note})` : ''}`);
+  }
+  const dir = path.join(__dirname, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `memory-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ fingerprint: fingerprint({ only, captureMs: Number(o['capture-ms']) }), results }, null, 1));
+  console.log(`raw results: ${path.relative(process.cwd(), file)}`);
+}
