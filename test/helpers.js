@@ -1,6 +1,7 @@
 'use strict';
-// Shared by the tests: known busy work and waiting; Node and Node-RED versions other than the
-// ones installed, fetched from npm once and cached in .cache/ (git-ignored).
+// Shared by the tests: known busy work and waiting; the supported Node lines and the Node-RED
+// versions each supports; Node and Node-RED versions other than the ones installed, fetched from
+// npm once and cached in .cache/ (git-ignored).
 
 const { setTimeout: sleep } = require('node:timers/promises');
 const { execFileSync } = require('node:child_process');
@@ -8,6 +9,22 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const CACHE = path.resolve(__dirname, '..', '.cache');
+
+/**
+ * The Node lines `npm test` runs the whole suite on (scripts/test-lines.js), one after another:
+ * each test tests the line it runs on. 26 is the active LTS, 24 and 22 in maintenance; 20 is past
+ * its end of life (2026-04-30) and kept while it costs nothing.
+ */
+const NODE_LINES = [20, 22, 24, 26];
+
+/**
+ * The Node-RED versions tested, and the Node lines each is tested on: the line running the
+ * suite tests every version listed for it, so each pair runs once. Node-RED 5 needs Node >= 22.9.
+ */
+const NODE_RED_LINES = [
+  { nodeRed: 4, name: 'Node-RED 4.1', node: [20, 22] },
+  { nodeRed: 5, name: 'Node-RED 5', node: [22, 24, 26] },
+];
 
 /**
  * Spins the calling thread for `ms` milliseconds of wall time and returns the span it measured:
@@ -87,4 +104,4 @@ async function primeStackSampler() {
   }
 }
 
-module.exports = { busy, sleep, scopeIn, nodeFor, nodeRedFor, primeStackSampler };
+module.exports = { busy, sleep, scopeIn, nodeFor, nodeRedFor, primeStackSampler, NODE_LINES, NODE_RED_LINES };

@@ -1,6 +1,7 @@
 'use strict';
-// The editor half in headless Chromium, against a real Node-RED with adminAuth (Node-RED 4.1 on
-// Node 20 and Node-RED 5 on Node 22, one child process each): after logging in, every node has
+// The editor half in headless Chromium, against a real Node-RED with adminAuth (each Node-RED
+// version the running Node line supports, test/helpers.js NODE_RED_LINES, under the node running
+// the tests, one child process each): after logging in, every node has
 // a badge with its ELU, within tolerance of the known work; the sidebar tab lists nodes busiest
 // first and reveals one on click; the switch turns attribution off and on; the capture button
 // downloads a report. Without a token the admin endpoints answer 401. Screenshots go to
@@ -12,7 +13,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { chromium } = require('playwright-core');
-const { nodeFor, nodeRedFor, sleep } = require('./helpers');
+const { nodeRedFor, sleep } = require('./helpers');
 const { editorFlows } = require('./fixtures/node-red-flows');
 const { RUNTIMES, spawnNodeRed } = require('./fixtures/node-red-embed');
 
@@ -33,7 +34,7 @@ for (const rt of RUNTIMES) {
       const nodeRed = nodeRedFor(rt.nodeRed);
       const bcrypt = require(require.resolve('bcryptjs', { paths: [nodeRed] }));
       const users = Object.entries(USERS).map(([username, u]) => ({ username, password: bcrypt.hashSync(u.password, 8), permissions: u.permissions }));
-      nr = await spawnNodeRed(nodeFor(rt.node), { nodeRed, flows, settings: { adminAuth: { type: 'credentials', users } } });
+      nr = await spawnNodeRed(rt.node, { nodeRed, flows, settings: { adminAuth: { type: 'credentials', users } } });
       base = `http://127.0.0.1:${nr.port}`;
       fs.mkdirSync(ARTIFACTS, { recursive: true });
       profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-chromium-'));

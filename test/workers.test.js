@@ -20,10 +20,13 @@ test('a worker attributes its own scopes; threads() shows each thread from any t
     `const rloop = require(${RLOOP}); const { parentPort } = require('node:worker_threads');
      const mon = rloop.start({ windowMs: 100 });
      const t = setInterval(() => rloop.scope('in-worker', () => { const e = performance.now() + 20; while (performance.now() < e); }), 40);
-     parentPort.on('message', () => { parentPort.postMessage(rloop.threads().map((t) => t.threadId)); });`,
+     parentPort.on('message', () => { parentPort.postMessage(rloop.threads().map((t) => t.threadId)); });
+     parentPort.postMessage('started');`,
   );
   const tid = w.threadId; // -1 once terminated
   const timer = setInterval(() => rloop.scope('in-main', () => busy(5)), 40);
+  // Windows from the worker's start on (starting it, addon included, can take a while on a busy machine).
+  await new Promise((resolve, reject) => w.once('message', resolve).once('error', reject));
   await new Promise((resolve) => setTimeout(resolve, 600));
   const all = rloop.threads();
   const fromWorker = await new Promise((resolve) => {
