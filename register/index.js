@@ -9,6 +9,7 @@
 const { isMainThread } = require('node:worker_threads');
 
 const ENV = {
+  RLOOP_DELAY: 'ms to wait before the capture starts (default 0), so that the app\'s start-up stays out of it',
   RLOOP_DURATION: 'ms to capture, or "exit" (default): until the app exits',
   RLOOP_JSON: 'report path (default rloop-{pid}.json); {pid}, {time}, {n} are filled in',
   RLOOP_HTML: 'HTML report path',
@@ -53,7 +54,8 @@ function fromEnv(env) {
   const io = get('RLOOP_IO_THRESHOLD');
   if (io === 'off') start.io = false;
   else if (io !== undefined) start.ioThreshold = integer('RLOOP_IO_THRESHOLD', io);
-  return { start, capture, unknown };
+  const delay = get('RLOOP_DELAY');
+  return { start, capture, delayMs: delay === undefined ? 0 : integer('RLOOP_DELAY', delay), unknown };
 }
 
 // The variable an option comes from, to name it in messages.
@@ -75,6 +77,7 @@ function register(env) {
   const say = (line) => process.stderr.write(`rloop: ${line}\n`);
   let mon;
   let capture;
+  let delayMs;
   try {
     const { startOptions } = require('../js/options');
     const { captureOptions } = require('../js/capture');
@@ -84,19 +87,23 @@ function register(env) {
     // leave the monitor, its hooks and threads running with no capture.
     const start = startOptions(given.start);
     capture = captureOptions(given.capture);
+    delayMs = given.delayMs;
     mon = require('../js/index').start(start);
   } catch (e) {
     return say(`not started: ${reason(e, env)}`);
   }
   mon.on('error', (e) => say(reason(e, env))); // rloop's own failures, the report's at exit among them
   // One capture is all zero-code use runs: when it ends, written or not, rloop is off again.
-  mon.capture(capture).then(
+  const run = () => mon.capture(capture).then(
     () => mon.stop(),
     (e) => {
       mon.stop();
       say(`capture failed, rloop stopped: ${reason(e, env)}`);
     },
   );
+  // A timer only when asked for: one created here is seen by the app's hooks (README: Invisible).
+  if (delayMs > 0) setTimeout(run, delayMs).unref();
+  else run();
 }
 
 if (isMainThread) register(process.env);

@@ -119,3 +119,15 @@ test('a report that cannot be written when the app exits is one line on stderr, 
   assert.deepStrictEqual(JSON.parse(r.stdout), { monitor: true, threads: 1 });
   assert.match(r.stderr, /^rloop: report not written: ENOENT: [^\n]*gone-[^\n]*r\.json'\n$/);
 });
+
+test('RLOOP_DELAY keeps the app\'s start-up out of the capture', () => {
+  const r = runApp(['-r', 'rloop/register'], { RLOOP_DELAY: '600', RLOOP_JSON: 'delayed-{pid}.json' });
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.strictEqual(r.stderr, '');
+  const report = JSON.parse(fs.readFileSync(path.join(tmp, `delayed-${r.pid}.json`), 'utf8'));
+  assertValidReport(report);
+  assert.ok(report.meta.durationMs > 900 && report.meta.durationMs < 1700, `captured ${report.meta.durationMs} ms of a ~2 s app`);
+  assert.ok(!report.lag.events.some((e) => e.atStart), 'no stall from the start-up');
+  assert.ok(report.lag.events.some((e) => e.lagMs >= 110), 'the app\'s own late stall is in');
+  assert.match(runApp(['-r', 'rloop/register'], { RLOOP_DELAY: 'soon' }).stderr, /^rloop: not started: RLOOP_DELAY must be a whole number/);
+});
