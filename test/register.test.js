@@ -100,7 +100,7 @@ test("an unknown RLOOP_* variable (the app's own) is one line of warning, and rl
   const r = runApp(['-r', 'rloop/register'], { RLOOP_FOO: '1', RLOOP_JSOM: 'x.json', RLOOP_JSON: 'unknown-{pid}.json' });
   assert.strictEqual(r.status, 0, r.stderr);
   assert.strictEqual(r.stdout, 'app done\n');
-  assert.match(r.stderr, /^rloop: ignoring RLOOP_FOO, RLOOP_JSOM, not rloop's \(known: RLOOP_DURATION, [^\n]+\)\n$/);
+  assert.match(r.stderr, /^rloop: ignoring RLOOP_FOO, RLOOP_JSOM, not rloop's \(known: RLOOP_DELAY, RLOOP_DURATION, [^\n]+\)\n$/);
   assertValidReport(JSON.parse(fs.readFileSync(path.join(tmp, `unknown-${r.pid}.json`), 'utf8')));
 });
 
