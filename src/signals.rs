@@ -83,6 +83,7 @@ pub fn arm(signals: &[c_int], finisher: Finisher) -> std::io::Result<()> {
     disarm_locked(&mut armed);
     let previous = signals.iter().filter(|&&s| current(s).sa_sigaction != libc::SIG_IGN).map(|&s| (s, install(s))).collect();
     *armed = Some(Armed { finisher, previous, wanted: signals.to_vec() });
+    on_signal(0); // wakes our thread, which idles without a timeout while nothing is armed
     Ok(())
 }
 
@@ -118,14 +119,15 @@ fn start_thread() -> std::io::Result<()> {
 fn signal_loop(mut reader: std::fs::File) {
     let mut byte = [0u8; 1];
     loop {
+        let timeout = if ARMED.lock().is_some() { REARM_EVERY.as_millis() as c_int } else { -1 };
         let mut poll = libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&reader), events: libc::POLLIN, revents: 0 };
         // SAFETY: polls one descriptor we own.
-        let ready = unsafe { libc::poll(&mut poll, 1, REARM_EVERY.as_millis() as c_int) };
+        let ready = unsafe { libc::poll(&mut poll, 1, timeout) };
         if ready <= 0 {
             rearm();
             continue;
         }
-        if reader.read(&mut byte).unwrap_or(0) == 1 {
+        if reader.read(&mut byte).unwrap_or(0) == 1 && byte[0] != 0 {
             take_effect(byte[0] as c_int);
         }
     }

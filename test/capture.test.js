@@ -208,6 +208,7 @@ for (const [mode, reason] of [
   ['sigterm', 'SIGTERM'],
   ['sigterm-handled', 'exit'],
   ['sigterm-once', 'exit'],
+  ['sigterm-removed', 'SIGTERM'],
   ['idle', 'exit'],
 ]) {
   test(`an app that ends mid-capture (${mode}) gets a partial report and ends as it would have`, () => {
