@@ -254,7 +254,7 @@ export interface Report {
   heap: null | { start: HeapStats; end: HeapStats; timeline: HeapStats[]; dropped: number; snapshot: null | { path: string; bytes: number } };
   profile: null | { intervalUs: number; file: string | null; analysis: Analysis; flame: Flame };
   /** Added by the Node-RED plugin: the nodes behind scopes named `node:<id>`. */
-  nodered?: { nodes: Record<string, { name: string; type: string; flow: string; subflow?: string }> };
+  nodered?: { nodes: Record<string, { name: string; type: string; flow: string; subflow?: string; messages?: number }> };
 }
 
 /** The profile's call tree, pruned (docs/report-schema.md): `value` in ms, the node and all under it. */

@@ -3,8 +3,9 @@
 //   GET  /rloop/elu      the window running now and the last one (flows.read)
 //   GET  /rloop/history  the windows kept, oldest first (flows.read)
 //   POST /rloop/state    { enabled }: switches attribution on or off (flows.write)
-//   POST /rloop/capture  { durationMs, format: 'html' | 'json' }: runs a capture and answers its
-//                        report as an HTML page or JSON (flows.write)
+//   POST /rloop/capture  { durationMs, format: 'html' | 'json', profile }: runs a capture (with a
+//                        CPU profile if `profile`, default the setting) and answers its report as
+//                        an HTML page or JSON (flows.write)
 
 const rloop = require('..');
 
@@ -34,15 +35,16 @@ function routes(RED, plugin) {
     const body = req.body ?? {};
     // An array destructures as if empty: it would run a capture with the defaults.
     if (typeof body !== 'object' || Array.isArray(body)) {
-      return res.status(400).json({ error: 'body must be a JSON object { "durationMs"?, "format"? }' });
+      return res.status(400).json({ error: 'body must be a JSON object { "durationMs"?, "format"?, "profile"? }' });
     }
-    const { durationMs = 5000, format = 'html' } = body;
+    const { durationMs = 5000, format = 'html', profile } = body;
     if (!Number.isInteger(durationMs) || durationMs < 100 || durationMs > MAX_CAPTURE_MS) {
       return res.status(400).json({ error: `durationMs must be an integer from 100 to ${MAX_CAPTURE_MS}` });
     }
     if (format !== 'html' && format !== 'json') return res.status(400).json({ error: 'format must be "html" or "json"' });
+    if (profile !== undefined && typeof profile !== 'boolean') return res.status(400).json({ error: 'profile must be true or false' });
     if (!plugin.enabled) return res.status(409).json({ error: 'rloop is off' });
-    plugin.capture(durationMs).then(
+    plugin.capture(durationMs, profile).then(
       (report) => {
         if (format === 'html') res.type('html').send(rloop.renderHtml(report));
         else res.json(report);

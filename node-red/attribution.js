@@ -21,7 +21,7 @@ const PREV = Symbol('rloop.prev'); // on a receive event: what enter() returned,
 class Attribution {
   #RED;
   #keyed;
-  #nodes = new Map(); // node id -> { name: its scope, messages: this window's, every: key every n-th }
+  #nodes = new Map(); // node id -> { name: its scope, messages: this window's, total: since start, every: key every n-th }
 
   constructor(RED, keyed) {
     this.#RED = RED;
@@ -49,6 +49,13 @@ class Attribution {
     return m;
   }
 
+  /** Deliveries per node id since attribution started: a capture's messages are the difference. */
+  totals() {
+    const m = new Map();
+    for (const [id, node] of this.#nodes) m.set(id, node.total);
+    return m;
+  }
+
   /** Deliveries per node id since the last call, for the window that just closed. */
   takeMessages() {
     const m = this.messages();
@@ -62,7 +69,8 @@ class Attribution {
   /** Charges node `id` from now on, keyed by message if sampled; returns what was charged before. */
   #enter(id, msgid) {
     let node = this.#nodes.get(id);
-    if (node === undefined) this.#nodes.set(id, (node = { name: `node:${id}`, messages: 0, every: 1 }));
+    if (node === undefined) this.#nodes.set(id, (node = { name: `node:${id}`, messages: 0, total: 0, every: 1 }));
+    node.total++;
     const keyed = ++node.messages % node.every === 0 && msgid !== undefined;
     return rloop.enter(node.name, keyed ? { key: `${msgid}:${id}` } : undefined);
   }

@@ -10,16 +10,17 @@ class Live {
   #RED;
   #mon;
   #attribution;
-  #history = [];
+  #history;
   #meta = new Map(); // node id -> describe(), until the next deploy
   #forget = () => this.#meta.clear();
   #onWindow;
 
-  /** Keeps the last `size` windows; `publish(summary)` is called as each closes. */
-  constructor(RED, mon, attribution, size, publish) {
+  /** Keeps the last `size` windows in `history` (kept by the caller across the switch); `publish(summary)` is called as each closes. */
+  constructor(RED, mon, attribution, history, size, publish) {
     this.#RED = RED;
     this.#mon = mon;
     this.#attribution = attribution;
+    this.#history = history;
     this.#onWindow = (w) => {
       const summary = this.#summarize(w, attribution.takeMessages());
       this.#history.push(summary);
@@ -40,18 +41,16 @@ class Live {
     return { current: this.#summarize(this.#mon.elu(), this.#attribution.messages()), last: this.#history.at(-1) ?? null };
   }
 
-  /** The last complete windows, oldest first. */
-  history() {
-    return this.#history;
-  }
-
-  /** Name, type and flow (tab label) of the nodes among `scopes`: a report's `nodered.nodes`. */
-  nodes(scopes) {
+  /**
+   * Name, type, flow (tab label) and messages (from `messages`, node id -> count) of the nodes
+   * among `scopes`: a report's `nodered.nodes`.
+   */
+  nodes(scopes, messages) {
     const nodes = {};
     for (const { name } of scopes) {
       const m = name.startsWith(NODE) && this.#describe(name.slice(NODE.length));
       if (!m) continue;
-      nodes[m.id] = { name: m.name ?? '', type: m.type, flow: m.flow ?? GLOBAL };
+      nodes[m.id] = { name: m.name ?? '', type: m.type, flow: m.flow ?? GLOBAL, messages: messages.get(m.id) ?? 0 };
       if (m.subflow) nodes[m.id].subflow = m.subflow;
     }
     return nodes;
@@ -112,6 +111,7 @@ class Live {
       worst: k ? k.worst.map((w) => ({ msgid: w.key.slice(0, w.key.length - id.length - 1), busyMs: w.busyMs })) : [],
     };
     if (m?.alias) n.alias = m.alias; // a node in a subflow instance: its id in the subflow's template
+    if (m?.instances.length) n.instance = m.instances[0]; // and the instance it runs in
     return n;
   }
 

@@ -1,9 +1,12 @@
 'use strict';
 // The Node-RED plugin, runtime half (the editor half is rloop.html beside it): which node keeps
 // the event loop busy, live in the editor and over admin HTTP. Settings, in settings.js:
-//   rloop: { enabled: true, startup: true, keyed: 500, windowMs: 1000, history: 60, ...other rloop.start() options }
+//   rloop: { enabled: true, startup: true, keyed: 500, profile: true, badgeMin: 0.01,
+//            windowMs: 1000, history: 60, ...other rloop.start() options }
 // `startup: false` leaves node constructors alone (start-up work is then unattributed); `keyed`:
-// messages a node and window timed one by one, a uniform sample beyond (attribution.js). Off, by
+// messages a node and window timed one by one, a uniform sample beyond (attribution.js);
+// `profile`: the editor's captures take a CPU profile; `badgeMin`: the editor hides badges below
+// this ELU. The windows kept outlive the switch: the editor shows them while off. Off, by
 // settings or by the editor's switch, nothing of it runs: no hooks, no wrapped constructors, and
 // no monitor unless the host application started one itself.
 
@@ -20,15 +23,22 @@ class Plugin {
   #options;
   #startup;
   #keyed;
+  #profile;
+  #badgeMin;
+  #history = []; // the windows kept, across the switch
   #editors = 0; // comms connections: windows are published only while an editor listens
   #on = null; // while enabled: { mon, owned, attribution, live, undoStartup }
 
   constructor(RED) {
-    const { enabled = true, startup: withStartup = true, keyed = 500, ...options } = RED.settings.rloop ?? {};
+    const { enabled = true, startup: withStartup = true, keyed = 500, profile = true, badgeMin = 0.01, ...options } = RED.settings.rloop ?? {};
     this.#RED = RED;
     this.#options = options;
     this.#startup = withStartup;
     this.#keyed = keyed;
+    this.#profile = profile === true;
+    this.#badgeMin = typeof badgeMin === 'number' && badgeMin >= 0 ? badgeMin : 0.01;
+    if (typeof profile !== 'boolean') RED.log.warn(`rloop: setting rloop.profile must be true or false, got ${profile}: no CPU profile`);
+    if (this.#badgeMin !== badgeMin) RED.log.warn(`rloop: setting rloop.badgeMin must be a number ≥ 0, got ${badgeMin}: 0.01 used`);
     RED.events.on('comms:connection-added', () => this.#editors++);
     RED.events.on('comms:connection-removed', () => (this.#editors = Math.max(0, this.#editors - 1)));
     routes(RED, this);
@@ -54,7 +64,7 @@ class Plugin {
     const mon = running ?? rloop.start(this.#options);
     const attribution = new Attribution(RED, this.#keyed);
     const size = running ? HISTORY : (this.#options.history ?? HISTORY);
-    const live = new Live(RED, mon, attribution, size, (summary) => {
+    const live = new Live(RED, mon, attribution, this.#history, size, (summary) => {
       if (this.#editors > 0) RED.comms.publish('rloop/window', summary, false);
     });
     const undoStartup = this.#startup ? startup.install(RED) : null;
@@ -74,23 +84,30 @@ class Plugin {
     this.#publishState();
   }
 
+  /** On or off, the window, and the settings the editor follows. */
   state() {
-    return { enabled: this.enabled, windowMs: this.#on?.mon.windowMs ?? null };
+    return { enabled: this.enabled, windowMs: this.#on?.mon.windowMs ?? null, profile: this.#profile, badgeMin: this.#badgeMin };
   }
 
   elu() {
     return { ...this.state(), ...this.#on?.live.elu() };
   }
 
+  /** The windows kept, oldest first; kept while off too, until the next switch on fills them. */
   history() {
-    return { ...this.state(), windows: this.#on?.live.history() ?? [] };
+    return { ...this.state(), windows: this.#history };
   }
 
-  /** A capture of `durationMs` as a report (docs/report-schema.md) with the nodes it names. */
-  async capture(durationMs) {
-    const { mon, live } = this.#on;
-    const report = await mon.capture({ durationMs });
-    report.nodered = { nodes: live.nodes(report.elu.scopes) };
+  /**
+   * A capture of `durationMs` as a report (docs/report-schema.md) with the nodes it names and the
+   * messages each received in it; with a CPU profile when `profile` (default: the setting).
+   */
+  async capture(durationMs, profile = this.#profile) {
+    const { mon, live, attribution } = this.#on;
+    const before = attribution.totals();
+    const report = await mon.capture({ durationMs, profile });
+    const messages = new Map([...attribution.totals()].map(([id, n]) => [id, n - (before.get(id) ?? 0)]));
+    report.nodered = { nodes: live.nodes(report.elu.scopes, messages) };
     return report;
   }
 

@@ -172,6 +172,23 @@ test('Node-RED scopes without the plugin\'s metadata are listed by id', () => {
   assert.match(nodered, /4f1a9c2e8d7b6a01/);
 });
 
+test('Node-RED nodes show the messages the plugin counted, not callbacks; a report without the counts shows callbacks as such', () => {
+  const report = structuredClone(app);
+  const [id] = Object.keys(report.nodered.nodes);
+  const calls = report.elu.scopes.find((s) => s.name === `node:${id}`).calls;
+  report.nodered.nodes[id].messages = 98;
+  const counted = section(renderHtml(report), 'nodered');
+  const head = (html) => html.slice(html.indexOf('aria-label="Node-RED nodes"'), html.indexOf('</thead>', html.indexOf('aria-label="Node-RED nodes"')));
+  assert.match(head(counted), />Messages</);
+  assert.doesNotMatch(head(counted), />Calls<|>Callbacks</);
+  assert.match(counted, />98</);
+  const row = counted.slice(counted.indexOf(id));
+  assert.doesNotMatch(row.slice(0, row.indexOf('</tr>')), new RegExp(`>${calls}<`));
+  delete report.nodered.nodes[id].messages;
+  assert.match(head(section(renderHtml(report), 'nodered')), />Callbacks</);
+  assert.match(section(renderHtml(report), 'elu'), />Callbacks</);
+});
+
 test('a 100 k-sample profile and 10 k slow I/O events render under 2 MB, saying what was capped', () => {
   const report = scaleReport({ samples: 100000, ioEvents: 10000 });
   assertValidReport(report);

@@ -43,11 +43,18 @@ async function withNodeRed({ node, nodeRed, flows, settings }, fn) {
   }
 }
 
-/** Polls GET /rloop/history until it holds `count` windows. */
-async function windows(http, count) {
+/** Node A's first message: on a loaded machine the flows may start seconds after the plugin. */
+const flowing = (w) => (w.nodes.fa?.messages ?? 0) > 0;
+
+/**
+ * Polls GET /rloop/history until it holds `count` windows from the first that `from` accepts
+ * on; answers them, and the windows before them in `before`.
+ */
+async function windows(http, count, from = () => true) {
   for (let i = 0; i < 60; i++) {
     const { body } = await http('GET', '/rloop/history');
-    if (body.windows.length >= count) return body.windows;
+    const first = body.windows.findIndex(from);
+    if (first >= 0 && body.windows.length - first >= count) return Object.assign(body.windows.slice(first), { before: body.windows.slice(0, first) });
     await sleep(500);
   }
   throw new Error(`fewer than ${count} windows in 30 s`);
@@ -86,7 +93,7 @@ for (const rt of RUNTIMES) {
           const requests = setInterval(() => http('GET', '/api/work').catch(() => {}), 100);
           let all;
           try {
-            all = await windows(http, WARMUP + MEASURED);
+            all = await windows(http, WARMUP + MEASURED, flowing);
           } finally {
             clearInterval(requests);
           }
@@ -98,11 +105,16 @@ for (const rt of RUNTIMES) {
           t.diagnostic(`ELU points (nominal, the work measured → the plugin): ${ids.map((id) => `${id} ${expected[id]}, ${work[id]}→${got[id]}`).join('; ')}`);
           const off = ids.filter((id) => Math.abs(got[id] - work[id]) > TOLERANCE);
           assert.deepEqual(off, [], `ELU points, the work measured ${JSON.stringify(work)}\nthe plugin ${JSON.stringify(got)}`);
-          // An inject message each 100 ms; per message, A's own 10 ms (as measured: its two
-          // halves) wherever B and C ran.
+          // An inject message each 100 ms (fewer on a loaded machine: as many as A's work ran);
+          // per message, A's own 10 ms (as measured: its two halves) wherever B and C ran.
+          const inSpan = (calls) => calls.filter(([at]) => at > ws[0].start && at <= ws.at(-1).end).length;
           const fa = ws.map((w) => w.nodes.fa);
-          assert.ok(Math.abs(mean(fa.map((n) => n.messages)) - 10) <= 1, JSON.stringify(fa));
           const halves = spent.fa;
+          // Counted as each window's event comes, which a loaded machine delays: a message or two
+          // at either end may fall in the next window.
+          const ran = inSpan(halves.filter((_, i) => i % 2 === 0));
+          const counted = fa.reduce((s, n) => s + (n?.messages ?? 0), 0);
+          assert.ok(Math.abs(counted - ran) <= Math.max(2, 0.2 * ran), `${counted} messages counted, ${ran} ran: ${JSON.stringify(fa)}`);
           const own = [];
           for (let i = 0; i + 1 < halves.length; i += 2) {
             if (halves[i + 1][0] > ws[0].start && halves[i + 1][0] <= ws.at(-1).end) own.push(halves[i][1] + halves[i + 1][1]);
@@ -110,13 +122,16 @@ for (const rt of RUNTIMES) {
           const median = own.sort((a, b) => a - b)[own.length >> 1];
           assert.ok(Math.abs(mean(fa.map((n) => n.p50Ms)) - median) <= 1.5, `A's work measured ${median} ms a message: ${JSON.stringify(fa)}`);
           assert.match(fa[0].worst[0].msgid, /^[0-9a-f]{16}$/);
-          assert.ok(Math.abs(mean(ws.map((w) => w.nodes.hin?.messages ?? 0)) - 10) <= 2, 'http in: one message a request');
+          const served = ws.reduce((s, w) => s + (w.nodes.hin?.messages ?? 0), 0);
+          assert.ok(Math.abs(served - inSpan(spent.fh)) <= Math.max(2, 0.2 * inSpan(spent.fh)), `http in: one message a request (${served}, H ran ${inSpan(spent.fh)})`);
           assert.equal(mean(ws.map((w) => w.nodes.fst?.messages ?? 0)), 0, 'an On Start interval is no message');
           // The subflow's node, by its id in the template; instances roll up what runs inside them.
           assert.equal(ws[0].nodes['sfi1-sfn'].alias, 'sfn');
+          assert.equal(ws[0].nodes['sfi1-sfn'].instance, 'sfi1');
+          assert.equal(ws[0].nodes.sfi1.instance, undefined);
           assert.ok(ws.every((w) => w.nodes.sfi1.elu >= w.nodes['sfi1-sfn'].elu), 'instance ≥ its inside');
           // On Start work, once: 150 ms (as measured).
-          const once = all.reduce((sum, w) => sum + (w.nodes.fst2?.busyMs ?? 0), 0);
+          const once = [...all.before, ...all].reduce((sum, w) => sum + (w.nodes.fst2?.busyMs ?? 0), 0);
           const [[, took]] = spent.fst2;
           assert.ok(once >= took - 1 && once < took + 30, `fst2: ${once} ms, its work measured ${took}`);
           // Flow totals are their nodes' own time; little is charged to no node.
@@ -134,7 +149,7 @@ for (const rt of RUNTIMES) {
       const { flows } = attributionFlows();
       await withNodeRed({ node, nodeRed, flows, settings: { rloop: { windowMs: 250, keyed: 1 } } }, async (http) => {
         // Past `keyed` messages a window, a node's messages are timed one by one in a sample.
-        const sampled = (await windows(http, 8)).slice(4).map((w) => w.nodes.fa ?? { messages: 0, keyed: 0 });
+        const sampled = (await windows(http, 8, flowing)).slice(4).map((w) => w.nodes.fa ?? { messages: 0, keyed: 0 });
         const sum = (k) => sampled.reduce((s, n) => s + n[k], 0);
         assert.ok(sum('keyed') > 0 && sum('keyed') < 0.75 * sum('messages'), JSON.stringify(sampled));
         const live = (await http('GET', '/rloop/elu')).body;
@@ -142,31 +157,51 @@ for (const rt of RUNTIMES) {
         assert.equal(live.windowMs, 250);
         assert.ok(live.current.durationMs < 300 && live.last.seq >= 2);
 
-        const capture = await http('POST', '/rloop/capture', { durationMs: 600, format: 'json' });
+        // A capture counts each node's messages (a scope's calls are callbacks: several a message)
+        // and takes a CPU profile unless told not to (setting rloop.profile, default true).
+        const capture = await http('POST', '/rloop/capture', { durationMs: 1000, format: 'json' });
         assert.equal(capture.status, 200);
         const report = capture.body;
         assertValidReport(report);
-        assert.deepEqual(report.nodered.nodes.fa, { name: 'A: 5 ms, send, 5 ms', type: 'function', flow: 'Main' });
-        assert.deepEqual(report.nodered.nodes['sfi1-sfn'], { name: 'S: 5 ms', type: 'function', flow: 'Main', subflow: 'Work' });
-        const html = await http('POST', '/rloop/capture', { durationMs: 300 });
+        const { messages, ...fa } = report.nodered.nodes.fa;
+        assert.deepEqual(fa, { name: 'A: 5 ms, send, 5 ms', type: 'function', flow: 'Main' });
+        assert.ok(Math.abs(messages - 10) <= 2, `fa: ${messages} messages in 1 s at 10 a second`);
+        const faScope = report.elu.scopes.find((sc) => sc.name === 'node:fa');
+        assert.ok(faScope.calls > messages, `fa: ${faScope.calls} callbacks for ${messages} messages`);
+        assert.ok(Math.abs(report.nodered.nodes['sfi1-sfn'].messages - 10) <= 2, JSON.stringify(report.nodered.nodes['sfi1-sfn']));
+        assert.deepEqual({ ...report.nodered.nodes['sfi1-sfn'], messages: 0 }, { name: 'S: 5 ms', type: 'function', flow: 'Main', subflow: 'Work', messages: 0 });
+        assert.ok(report.profile?.analysis, 'a CPU profile');
+        assert.ok(report.profile.analysis.scopes.some((sc) => sc.name === 'node:fa'), 'CPU charged to node fa');
+        const html = await http('POST', '/rloop/capture', { durationMs: 300, profile: false });
         assert.match(html.type, /html/);
         assert.match(html.body, /^<!DOCTYPE html>/i);
-        for (const [body, error] of [[[600], /body must be a JSON object/], [{ format: 'pdf' }, /format must be "html" or "json"/]]) {
+        const nodered = html.body.slice(html.body.indexOf('id="nodered"'));
+        assert.match(nodered, /<th[^>]*>Messages</);
+        assert.doesNotMatch(nodered.slice(0, nodered.indexOf('</table>', nodered.indexOf('Node-RED nodes'))), />Calls</);
+        const plain = await http('POST', '/rloop/capture', { durationMs: 200, format: 'json', profile: false });
+        assert.equal(plain.body.profile ?? null, null, 'no CPU profile with profile: false');
+        for (const [body, error] of [[[600], /body must be a JSON object/], [{ format: 'pdf' }, /format must be "html" or "json"/], [{ profile: 'yes' }, /profile must be true or false/]]) {
           const bad = await http('POST', '/rloop/capture', body);
           assert.equal(bad.status, 400, JSON.stringify(body));
           assert.match(bad.body.error, error);
         }
 
+        // Off, the windows kept stay: the editor shows them; on again, new ones follow them.
+        const off = { enabled: false, windowMs: null, profile: true, badgeMin: 0.01 };
         assert.equal((await http('POST', '/rloop/state', { enabled: 'no' })).status, 400);
-        assert.deepEqual((await http('POST', '/rloop/state', { enabled: false })).body, { enabled: false, windowMs: null });
-        assert.deepEqual((await http('GET', '/rloop/history')).body, { enabled: false, windowMs: null, windows: [] });
+        assert.deepEqual((await http('POST', '/rloop/state', { enabled: false })).body, off);
+        const kept = (await http('GET', '/rloop/history')).body;
+        assert.ok(kept.windows.length >= 8, `${kept.windows.length} windows kept`);
+        assert.deepEqual({ ...kept, windows: [] }, { ...off, windows: [] });
         assert.equal((await http('POST', '/rloop/capture', {})).status, 409);
         await sleep(600);
-        assert.deepEqual((await http('GET', '/rloop/elu')).body, { enabled: false, windowMs: null });
+        assert.deepEqual((await http('GET', '/rloop/elu')).body, off);
 
+        const on = Date.now();
         assert.equal((await http('POST', '/rloop/state', { enabled: true })).body.enabled, true);
-        const again = await windows(http, 2);
-        assert.ok(again[1].nodes.fa.elu > 0.05, JSON.stringify(again[1].nodes.fa));
+        const fresh = await windows(http, 3, (w) => w.start >= on - 1);
+        assert.deepEqual(fresh.before.slice(-kept.windows.length).map((w) => w.end), kept.windows.map((w) => w.end).slice(-fresh.before.length), 'the old windows first');
+        assert.ok(fresh.some((w) => (w.nodes.fa?.elu ?? 0) > 0.05), JSON.stringify(fresh.map((w) => w.nodes.fa)));
       });
     });
   });

@@ -13,13 +13,14 @@ const NODE_PREFIX = 'node:';
 /** The objects in `x` when it is an array (a damaged report may hold anything), else none. */
 const list = (x) => (Array.isArray(x) ? x.filter((item) => item !== null && typeof item === 'object') : []);
 
-/** Node-RED metadata of a `node:<id>` scope: `{ id, name, type, flow, subflow }`, else null. */
+/** Node-RED metadata of a `node:<id>` scope: `{ id, name, type, flow, subflow, messages }`, else null. */
 function nodeOf(report, scope) {
   if (typeof scope !== 'string' || !scope.startsWith(NODE_PREFIX)) return null;
   const id = scope.slice(NODE_PREFIX.length);
   const nodes = report.nodered?.nodes;
   const meta = nodes && Object.hasOwn(nodes, id) && typeof nodes[id] === 'object' ? nodes[id] ?? {} : {};
-  return { id, name: meta.name, type: meta.type, flow: meta.flow, subflow: meta.subflow };
+  const messages = Number.isInteger(meta.messages) && meta.messages >= 0 ? meta.messages : undefined;
+  return { id, name: meta.name, type: meta.type, flow: meta.flow, subflow: meta.subflow, messages };
 }
 
 function context(report) {

@@ -58,7 +58,7 @@ function scopeTable(ctx, elu, windows) {
   return table({
     label: 'ELU by scope',
     columns: [{ label: 'Scope' }, { label: 'Busy', num: true }, { label: 'ELU', num: true }, { label: 'Share of loop busy', num: true },
-      { label: 'Calls', num: true }, { label: 'Keys', num: true }, { label: 'Key p99', num: true }, { label: 'Worst keys' }],
+      { label: 'Callbacks', num: true }, { label: 'Keys', num: true }, { label: 'Key p99', num: true }, { label: 'Worst keys' }],
     rows,
   }) + note;
 }

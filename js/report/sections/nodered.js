@@ -1,6 +1,8 @@
 'use strict';
-// Node-RED: the scopes the Node-RED plugin names `node:<id>`, as nodes (name, type, flow) and
-// summed per flow. Shown only when the report has such scopes.
+// Node-RED: the scopes the Node-RED plugin names `node:<id>`, as nodes (name, type, flow,
+// messages) and summed per flow. Shown only when the report has such scopes. A scope's calls are
+// callbacks (a Function node's message runs several): shown, as such, only for a report without
+// the plugin's message counts.
 
 const { text } = require('../escape');
 const { ms, num, pct } = require('../format');
@@ -22,12 +24,17 @@ function render(ctx) {
   const cpuOf = new Map(list(r.profile?.analysis?.scopes).filter((s) => isNode(s.name)).map((s) => [s.name, s]));
   const keys = keyStats(list(r.elu?.windows));
   const nodes = scopes.map((s) => ({ scope: s, node: nodeOf(r, s.name), stalls: stallsOf.get(s.name), cpu: cpuOf.get(s.name), keys: keys.get(s.name) }));
+  const counted = nodes.some((n) => n.node.messages !== undefined);
+  const count = (s, node) => {
+    if (!counted) return [num(s.calls), s.calls];
+    return node.messages === undefined ? ['', -1] : [num(node.messages), node.messages];
+  };
 
   const rows = nodes.slice(0, MAX_ROWS).map(({ scope: s, node, stalls: st, cpu, keys: k }) => [
     `${ctx.swatch(s.name)}${node.name === undefined ? '<span class="muted">(unknown)</span>' : text(node.name || '(unnamed)')} <span class="muted">${text(node.id, 40)}</span>`,
     text(node.type ?? ''),
     `${text(node.flow ?? '')}${node.subflow ? ` <span class="muted">subflow ${text(node.subflow)}</span>` : ''}`,
-    [ms(s.busyMs), s.busyMs], [bar(s.elu, pct(s.elu)), s.elu], [num(s.calls), s.calls],
+    [ms(s.busyMs), s.busyMs], [bar(s.elu, pct(s.elu)), s.elu], count(s, node),
     k ? [ms(k.p99Ms), k.p99Ms] : ['', -1],
     st ? [`${num(st.count)} · ${ms(st.max)}`, st.count] : ['', 0],
     cpu ? [ms(cpu.ms), cpu.ms] : ['', -1],
@@ -35,7 +42,7 @@ function render(ctx) {
   const nodeTable = table({
     label: 'Node-RED nodes',
     columns: [{ label: 'Node' }, { label: 'Type' }, { label: 'Flow' }, { label: 'Busy', num: true }, { label: 'ELU', num: true },
-      { label: 'Calls', num: true }, { label: 'Message p99', num: true }, { label: 'Stalls · longest', num: true }, { label: 'CPU (profile)', num: true }],
+      { label: counted ? 'Messages' : 'Callbacks', num: true }, { label: 'Message p99', num: true }, { label: 'Stalls · longest', num: true }, { label: 'CPU (profile)', num: true }],
     rows,
   });
   const flows = groupBy(nodes, (n) => n.node.flow ?? '(unknown flow)', (n) => n.scope.busyMs);
