@@ -33,7 +33,7 @@ class Monitor extends EventEmitter {
   #keyOwners; // key slot - keyBase -> context bound to it
   #nextKey = 0;
   #running = true;
-  #timer; // the 'window' interval, only while someone listens
+  #timer; // the timer that emits 'window', only while someone listens
   #lastSeq = 0;
   #onStop;
   #io; // the I/O tracker, unless io: false
@@ -195,7 +195,7 @@ class Monitor extends EventEmitter {
         this.#lagOn = wanted;
       } else if (event === 'window' && wanted !== (this.#timer !== undefined)) {
         if (wanted) this.#startWindows();
-        else this.#timer = clearInterval(this.#timer);
+        else this.#timer = clearTimeout(this.#timer);
       }
     } catch (e) {
       this.#fail(e);
@@ -204,14 +204,32 @@ class Monitor extends EventEmitter {
 
   #startWindows() {
     this.#lastSeq = this.#native.lastSeq(); // windows from now on, as a listener always got
-    // Unattributed, whatever scope the code adding the listener runs in.
+    // Unattributed, whatever scope the code adding the listener runs in; the timers it sets
+    // again inherit that.
     const prev = hooks.enter(hooks.ROOT);
     try {
-      this.#timer = setInterval(() => this.#emitWindows(), this.#options.windowMs);
-      this.#timer.unref();
+      this.#nextWindow();
     } finally {
       hooks.restore(prev);
     }
+  }
+
+  /** Fires just after the addon closes the current window, so each emits as it closes. */
+  #nextWindow() {
+    const wait = Math.max(0, this.#native.nextDue() - performance.now()) + 1;
+    const timer = setTimeout(() => {
+      this.#emitWindows();
+      if (this.#timer === timer && !this.stopped) { // not stopped or replaced meanwhile
+        try {
+          this.#nextWindow();
+        } catch (e) {
+          this.#timer = undefined;
+          this.#fail(e);
+        }
+      }
+    }, wait);
+    timer.unref();
+    this.#timer = timer;
   }
 
   /** The context charged for `name` (and `key`), registering what is new. */

@@ -28,6 +28,7 @@ class NativeMonitor {
     return json === null ? null : parse(json);
   }
   lastSeq() { return this.#n.lastSeq(); }
+  nextDue() { return this.#n.nextDue(); }
   stop() { this.#n.stop(); }
 }
 

@@ -274,6 +274,12 @@ impl NativeMonitor {
         self.shared.take_recording(id).map(|v| to_json(&v)).transpose()
     }
 
+    /// When the current window is due to close, in `performance.now()` ms of this thread.
+    #[napi(catch_unwind)]
+    pub fn next_due(&self) -> Result<f64> {
+        self.live(|agg, _, _| agg.due())
+    }
+
     /// The `seq` of the last complete window (0 before the first).
     #[napi(catch_unwind)]
     pub fn last_seq(&self) -> Result<f64> {
