@@ -33,8 +33,11 @@ function flameClient(options) {
   const pct = (ms) => `${((100 * ms) / busy).toFixed(1)} %`;
   const short = (loc) => loc.replace(/^.*\/([^/]+\/[^/]+)$/, '…/$1');
 
+  let measured = 0; // the graphs' width, px: measured once and on resize (reading it forces a layout of the page)
+  const widthNow = () => (measured ||= g.svg.clientWidth || panel.clientWidth || 960);
+
   function draw(v) {
-    const width = v.svg.clientWidth || 960;
+    const width = widthNow();
     const count = v.nodes.length / 6;
     const zx = count > 0 ? at(v, v.zoom, 4) : 0;
     const zw = (count > 0 && at(v, v.zoom, 5)) || 1;
@@ -221,8 +224,11 @@ function flameClient(options) {
     rect.classList.add('focus');
     const text = lines(g, i);
     focusNote.textContent = text.join('. ');
-    const box = rect.getBoundingClientRect();
-    showTip(text, { clientX: box.left + Math.min(box.width / 2, 60), clientY: box.bottom });
+    requestAnimationFrame(() => { // where the bar is, once the page is laid out anyway
+      if (document.activeElement !== g.svg || g.cursor !== i) return;
+      const box = rect.getBoundingClientRect();
+      showTip(text, { clientX: box.left + Math.min(box.width / 2, 60), clientY: box.bottom });
+    });
   }
 
   g.svg.addEventListener('click', (e) => {
@@ -279,7 +285,7 @@ function flameClient(options) {
     const nodes = heavyBox.checked ? (heavy ??= model.leftHeavy(f.nodes)) : f.nodes;
     Object.assign(g, view(g.svg, nodes, 'graph'));
     history = [];
-    find(); // the matches in the new layout
+    searchIn(g); // the matches in the new layout
     apply({ mode: 'graph', zoom: 0, subject: null });
   });
   search.addEventListener('input', find);
@@ -289,6 +295,7 @@ function flameClient(options) {
     pending = true;
     requestAnimationFrame(() => {
       pending = false;
+      measured = 0;
       redraw();
     });
   });
