@@ -70,7 +70,8 @@ describe('the flame graph in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no 
     await (await bar(page, ANONYMOUS)).hover();
     assert.match(await tipText(page), /^\(anonymous\) …\/src\/app\.js:30\nfile:\/\/\/srv\/app\/src\/app\.js:30:3\ntotal 3\.00 ms/);
     assert.ok((await page.locator('#flame-svg text').allTextContents()).includes(ANONYMOUS), 'on the bar itself');
-    await page.locator('#flame-graph').screenshot({ path: path.join(ARTIFACTS, 'flame-tooltip.png') });
+    const box = await page.locator('#flame-graph').boundingBox();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'flame-tooltip.png'), clip: { ...box, height: box.height + 110 } }); // the tooltip hangs below
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -140,6 +141,7 @@ describe('the flame graph in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no 
     await page.locator('#flame-graph').screenshot({ path: path.join(ARTIFACTS, 'flame-recorded.png') });
     await page.check('#flame-heavy');
     assert.deepEqual(await names(), ['a', ANONYMOUS, 'b', 'shared']);
+    assert.equal(await page.textContent('#flame-layout-note'), '');
     await page.locator('#flame-svg text', { hasText: /^a$/ }).evaluate((t) => t.previousElementSibling.setAttribute('id', 'merged-a'));
     await page.hover('#merged-a');
     assert.match(await tipText(page), /total 6\.00 ms · 37\.5 % of busy time\nself 1\.00 ms/, 'the two a merged');
@@ -207,40 +209,51 @@ describe('the flame graph in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no 
 
   test('on the 100 k-sample report a zoom, back, the left-heavy toggle, a sandwich, keys and search each take under 100 ms', async () => {
     const { page, errors } = await open('scale');
-    // Each action's handler, and until the frame after it (style, layout and paint of the page included).
+    // Each action's handler, and until the frame after it (style, layout and paint of the page
+    // included): the median of 5 rounds, so that a busy test machine's pauses do not count.
     const times = await page.evaluate(async () => {
       const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
-      const time = async (fn) => {
+      const runs = {};
+      const time = async (name, fn) => {
         const t = performance.now();
         fn();
         const handler = performance.now() - t;
         await frame();
-        return [Math.round(handler * 10) / 10, Math.round((performance.now() - t) * 10) / 10];
+        (runs[name] ??= []).push([handler, performance.now() - t]);
       };
       const click = (el) => el.dispatchEvent(new MouseEvent('click', { bubbles: true }));
       const key = (k) => document.getElementById('flame-svg').dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true }));
-      const rects = [...document.querySelectorAll('#flame-svg rect')];
-      const target = rects.find((r) => r.getAttribute('y') === '54' && Number(r.getAttribute('width')) > 100);
+      const $ = (id) => document.getElementById(id);
+      const search = (term) => {
+        $('flame-search').value = term;
+        $('flame-search').dispatchEvent(new Event('input'));
+      };
+      const target = () => [...document.querySelectorAll('#flame-svg rect')].find((r) => r.getAttribute('y') === '54' && Number(r.getAttribute('width')) > 100);
+      const out = { bars: document.querySelectorAll('#flame-svg rect').length };
       await frame();
-      const out = { bars: rects.length };
-      out.zoom = await time(() => click(target));
-      out.sandwich = await time(() => click(document.getElementById('flame-sandwich-open')));
-      out.back = await time(() => click(document.getElementById('flame-back')));
-      out.reset = await time(() => click(document.getElementById('flame-reset')));
-      out.leftHeavy = await time(() => document.getElementById('flame-heavy').click());
-      document.getElementById('flame-svg').focus();
-      out.arrow = await time(() => key('ArrowDown'));
-      out.enter = await time(() => key('Enter'));
-      out.escape = await time(() => key('Escape'));
-      out.search = await time(() => {
-        const s = document.getElementById('flame-search');
-        s.value = 'parse';
-        s.dispatchEvent(new Event('input'));
-      });
+      for (let round = 0; round < 5; round++) {
+        const bar = target(); // drawn anew each round
+        await time('zoom', () => click(bar));
+        await time('sandwich', () => click($('flame-sandwich-open')));
+        await time('back', () => click($('flame-back')));
+        await time('reset', () => click($('flame-reset')));
+        await time('leftHeavy', () => $('flame-heavy').click());
+        out.note = $('flame-layout-note').textContent;
+        await time('leftHeavyOff', () => $('flame-heavy').click());
+        $('flame-svg').focus();
+        await time('arrow', () => key('ArrowDown'));
+        await time('enter', () => key('Enter'));
+        await time('escape', () => key('Escape'));
+        await time('search', () => search('parse'));
+        await time('searchClear', () => search(''));
+      }
+      const median = (xs) => xs.sort((x, y) => x - y)[xs.length >> 1];
+      for (const [name, r] of Object.entries(runs)) out[name] = [0, 1].map((k) => Math.round(median(r.map((x) => x[k])) * 10) / 10);
       return out;
     });
     console.log(`flame graph at scale, ms: ${JSON.stringify(times)}`);
-    for (const k of ['zoom', 'sandwich', 'back', 'reset', 'leftHeavy', 'arrow', 'enter', 'escape', 'search']) assert.ok(times[k][0] < 100, `${k}: ${times[k][0]} ms`);
+    assert.equal(times.note, 'this tree is merged and heaviest first already', 'a captured tree: the toggle says it changes nothing');
+    for (const k of ['zoom', 'sandwich', 'back', 'reset', 'leftHeavy', 'leftHeavyOff', 'arrow', 'enter', 'escape', 'search', 'searchClear']) assert.ok(times[k][0] < 100, `${k}: ${times[k][0]} ms`);
     await page.locator('#flame-graph').screenshot({ path: path.join(ARTIFACTS, 'flame-scale.png') });
     assert.deepEqual(errors, []);
     await page.close();

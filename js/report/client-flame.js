@@ -13,7 +13,7 @@ function flameClient(options) {
   const MIN_PX = 0.5; // narrower bars are not drawn
   const $ = (id) => document.getElementById(id);
   const [search, status, chainEl, back, heavyBox, focusNote, tipEl] = ['flame-search', 'flame-status', 'flame-chain', 'flame-back', 'flame-heavy', 'flame-focus', 'tip'].map($);
-  const [panel, title, facts] = ['flame-sandwich', 'sandwich-title', 'sandwich-facts'].map($);
+  const [panel, title, facts, layoutNote] = ['flame-sandwich', 'sandwich-title', 'sandwich-facts', 'flame-layout-note'].map($);
   const busy = f.nodes[5] || 1;
   const ns = $('flame-svg').namespaceURI;
   let heavy = null; // the left-heavy layout, made on first use
@@ -283,6 +283,8 @@ function flameClient(options) {
   });
   heavyBox.addEventListener('change', () => {
     const nodes = heavyBox.checked ? (heavy ??= model.leftHeavy(f.nodes)) : f.nodes;
+    const same = heavy.length === f.nodes.length && heavy.every((x, k) => x === f.nodes[k]);
+    layoutNote.textContent = heavyBox.checked && same ? 'this tree is merged and heaviest first already' : '';
     Object.assign(g, view(g.svg, nodes, 'graph'));
     history = [];
     searchIn(g); // the matches in the new layout

@@ -83,7 +83,7 @@ function render(ctx, flame) {
   return `<div class="flame" id="flame-graph">
 <div class="toolbar"><input type="search" id="flame-search" placeholder="Search functions and files ( / )" aria-label="Search the flame graph">
 <button type="button" id="flame-back" disabled>← Back</button><button type="button" id="flame-reset">Reset zoom</button>
-<label class="check"><input type="checkbox" id="flame-heavy"> Left heavy: same frames merged, heaviest first</label>
+<label class="check"><input type="checkbox" id="flame-heavy"> Left heavy: same frames merged, heaviest first</label><span id="flame-layout-note" class="muted"></span>
 <span id="flame-status" class="muted" aria-live="polite"></span></div>
 <p class="muted hint">Each bar is a function, as wide as its time and all it called; callers above callees; idle time is left out. Click a bar to zoom and see its call chain; Back or Escape to go back. Keys: Tab to the graph, arrows to move, Enter to zoom, Escape or Backspace to go back, S for the sandwich, / to search.</p>
 <ol id="flame-chain" class="chain" aria-label="Call chain from the root" hidden></ol>
