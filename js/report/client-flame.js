@@ -96,7 +96,7 @@ function flameClient(options) {
   /** The tooltip of bar `i` of view `v`: name, location, total and self time, what a click does. */
   function lines(v, i) {
     const w = at(v, i, 5);
-    const head = [f.strings[at(v, i, 0)], f.strings[at(v, i, 1)]];
+    const head = v.kind === 'graph' && at(v, i, 3) === 0 ? [f.strings[at(v, i, 0)], 'the whole profile, idle left out'] : [f.strings[at(v, i, 0)], f.strings[at(v, i, 1)]];
     if (v.kind === 'callers' && i > 0) return [...head, `${fmt(w)} (${pct(w)} of busy time) of ${f.strings[subject.name]} came through here`, 'click for its callers and callees'];
     return [...head, `total ${fmt(w)} · ${pct(w)} of busy time`, `self ${fmt(selfOf(v, i))} · ${pct(selfOf(v, i))}`,
       `${f.categories[at(v, i, 2)]}${v.kind !== 'graph' ? ' · click for its callers and callees' : i === v.zoom ? '' : ' · click to zoom'}`];
