@@ -176,10 +176,16 @@ describe('the flame graph in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no 
     assert.equal(await focused(), 'a');
     await page.keyboard.press('Escape');
     assert.equal(await svg.getAttribute('data-zoom'), '0');
+    assert.equal(await focused(), 'shared', 'the keys where they were');
+    await page.keyboard.press('Home');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('s');
     assert.match(await page.textContent('#sandwich-title'), /^main ·/);
     await page.keyboard.press('Backspace');
+    assert.equal(await svg.evaluate((s) => s === document.activeElement), true, 'back from the sandwich, the graph has the keys again');
+    assert.equal(await focused(), 'main');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await focused(), 'a');
     await page.keyboard.press('/');
     assert.equal(await page.evaluate(() => document.activeElement.id), 'flame-search');
     await page.keyboard.type('shared');

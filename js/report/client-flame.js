@@ -177,13 +177,13 @@ function flameClient(options) {
   }
 
   function state() {
-    return { mode, zoom: g.zoom, subject };
+    return { mode, zoom: g.zoom, subject, cursor: g.cursor };
   }
 
   function apply(s) {
     mode = s.mode;
     g.zoom = s.zoom;
-    g.cursor = s.zoom;
+    g.cursor = s.cursor >= 0 ? s.cursor : s.zoom; // back: where the keys were
     subject = s.subject;
     panel.hidden = mode !== 'sandwich';
     g.svg.toggleAttribute('hidden', mode !== 'graph');
@@ -203,7 +203,7 @@ function flameClient(options) {
     apply({ ...state(), ...next });
   }
 
-  const zoomTo = (i) => (i === g.zoom && mode === 'graph' ? showChain() : go({ mode: 'graph', zoom: i }));
+  const zoomTo = (i) => (i === g.zoom && mode === 'graph' ? showChain() : go({ mode: 'graph', zoom: i, cursor: i }));
   const sandwichOf = (v, i) => go({ mode: 'sandwich', subject: model.sandwich(v.nodes, i, v.up, v.self ??= model.selfTimes(v.nodes, v.up)) });
   function goBack() {
     if (history.length > 0) apply(history.pop());
@@ -273,13 +273,14 @@ function flameClient(options) {
     } else if ((e.key === 'Escape' || e.key === 'Backspace') && history.length > 0 && (mode === 'sandwich' || e.target === g.svg || e.target.closest?.('#flame-graph'))) {
       e.preventDefault();
       goBack();
-      if (mode === 'graph' && e.target === g.svg) focusOn(g.zoom);
+      if (mode === 'graph' && (e.target === g.svg || document.activeElement === document.body)) g.svg.focus(); // back from a sandwich: to the graph
+      if (mode === 'graph' && document.activeElement === g.svg) focusOn(g.shown[g.cursor] ? g.cursor : g.zoom);
     }
   });
   back.addEventListener('click', goBack);
   $('flame-reset').addEventListener('click', () => {
     history = [];
-    apply({ mode: 'graph', zoom: 0, subject: null });
+    apply({ mode: 'graph', zoom: 0, subject: null, cursor: -1 });
   });
   heavyBox.addEventListener('change', () => {
     const nodes = heavyBox.checked ? (heavy ??= model.leftHeavy(f.nodes)) : f.nodes;
@@ -288,7 +289,7 @@ function flameClient(options) {
     Object.assign(g, view(g.svg, nodes, 'graph'));
     history = [];
     searchIn(g); // the matches in the new layout
-    apply({ mode: 'graph', zoom: 0, subject: null });
+    apply({ mode: 'graph', zoom: 0, subject: null, cursor: -1 });
   });
   search.addEventListener('input', find);
   let pending = false;
