@@ -1,12 +1,17 @@
 'use strict';
 // The flame tree a report carries (js/flame.js through analyzeWithFlame): merging, idle left
-// out, pruning and its count, and the node cap on a large profile.
+// out, pruning and its count, and the node cap on a large profile. Then the page's computations
+// on it (js/report/flame-model.js): self times, chains, the sandwich, the left-heavy layout and
+// keyboard steps, on a tree whose truth is known (test/fixtures/flame-reports.js).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { analyze, analyzeWithFlame } = require('../js/analyze');
 const { MAX_NODES } = require('../js/flame');
-const { syntheticProfile } = require('./fixtures/synthetic-reports');
+const { syntheticProfile, scaleReport } = require('./fixtures/synthetic-reports');
+const { sandwichReport, unsortedReport } = require('./fixtures/flame-reports');
+const model = require('../js/report/flame-model');
+const { renderHtml } = require('../js/report/html');
 
 const native = (functionName) => ({ functionName, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 });
 const user = (functionName, line) => ({ functionName, scriptId: '5', url: 'file:///app.js', lineNumber: line - 1, columnNumber: 0 });
@@ -91,4 +96,81 @@ test("rloop's own wrappers are left out: their callees hang from their callers",
   assert.deepStrictEqual(timers.children.map((c) => [c.name, c.value]), [['job', 3]], 'both calls of job, under its real caller');
   assert.equal(timers.value, 4, "run's own sample counted in its caller");
   assert.ok(!all(flame.root).some((n) => n.name === 'run'));
+});
+
+/** The page's flame data for `report`, and its nodes as readable rows `[name, depth, x, width]`. */
+function flat(report) {
+  const html = renderHtml(report);
+  const { flame } = JSON.parse(html.match(/<script type="application\/json" id="rloop-data">(.*?)<\/script>/s)[1]);
+  const rows = (nodes) => Array.from({ length: nodes.length / 6 }, (_, i) => [flame.strings[nodes[i * 6]], nodes[i * 6 + 3], nodes[i * 6 + 4], nodes[i * 6 + 5]]);
+  const index = (name) => rows(flame.nodes).findIndex((r) => r[0] === name);
+  return { flame, rows, index };
+}
+
+test('an anonymous function is named by its file and line', () => {
+  const { rows } = flat(sandwichReport());
+  const { flame } = flat(sandwichReport());
+  assert.ok(rows(flame.nodes).some(([name]) => name === '(anonymous) …/src/app.js:30'));
+  assert.ok(!flame.strings.includes('(anonymous)'));
+});
+
+test('self time is a frame\'s width less its callees\'; the chain runs from the root', () => {
+  const { flame, index } = flat(sandwichReport());
+  const up = model.parents(flame.nodes);
+  const self = model.selfTimes(flame.nodes, up);
+  const selfOf = (name) => self[index(name)];
+  assert.deepEqual(['(all)', 'main', 'a', 'shared', 'leaf', 'worker'].map(selfOf), [0, 1, 1, 3, 2, 1]);
+  assert.deepEqual(model.chain(up, index('leaf')).map((i) => flame.strings[flame.nodes[i * 6]]), ['(all)', 'main', 'a', 'shared', 'leaf']);
+});
+
+test('the sandwich merges a function over its call sites: recursion counted once, callers and callees weighted', () => {
+  const { flame, rows, index } = flat(sandwichReport());
+  const s = model.sandwich(flame.nodes, index('shared'));
+  assert.deepEqual([flame.strings[s.name], s.total, s.self, s.sites], ['shared', 10, 8, 3]);
+  assert.deepEqual(rows(s.callers).map(([name, depth, , w]) => [name, depth, w]),
+    [['shared', 0, 10], ['a', 1, 5], ['main', 2, 5], ['worker', 1, 3], ['b', 1, 2], ['main', 2, 2]]);
+  assert.deepEqual(rows(s.callees).map(([name, depth, x, w]) => [name, depth, x, w]),
+    [['shared', 0, 0, 10], ['leaf', 1, 0, 2], ['shared', 1, 2, 1]]);
+  const leaf = model.sandwich(flame.nodes, index('leaf'));
+  assert.deepEqual(rows(leaf.callers).map(([name, , , w]) => [name, w]), [['leaf', 2], ['shared', 2], ['a', 2], ['main', 2]]);
+  assert.deepEqual(rows(leaf.callees), [['leaf', 0, 0, 2]]);
+});
+
+test('left heavy: the same function under one parent merged, heaviest first, laid out end to end', () => {
+  const { flame, rows } = flat(unsortedReport());
+  const main = (r) => r.filter(([, depth, x]) => depth === 2 && x < 12).map(([name, , x, w]) => [name, x, w]);
+  assert.deepEqual(main(rows(flame.nodes)).map(([name]) => name), ['b', '(anonymous) …/src/app.js:30', 'a', 'a'], 'as the report holds it');
+  const heavy = model.leftHeavy(flame.nodes);
+  assert.deepEqual(main(rows(heavy)), [['a', 0, 6], ['(anonymous) …/src/app.js:30', 6, 3], ['b', 9, 2]]);
+  assert.deepEqual(rows(heavy).find(([name]) => name === 'leaf'), ['leaf', 4, 0, 2], 'a\'s callees kept under the merged a');
+  const sorted = flat(sandwichReport()).flame.nodes;
+  assert.deepEqual(model.leftHeavy(sorted), sorted, 'a captured tree is merged and sorted already');
+});
+
+test('arrow keys step to the caller, the heaviest callee and the neighbours on the row', () => {
+  const { flame, index } = flat(sandwichReport());
+  const up = model.parents(flame.nodes);
+  const all = () => true;
+  const step = (from, dir, shown = all) => flame.strings[flame.nodes[model.step(flame.nodes, up, index(from), dir, shown) * 6]];
+  assert.equal(step('leaf', 'up'), 'shared');
+  assert.equal(step('main', 'down'), 'a');
+  assert.equal(step('a', 'right'), '(anonymous) …/src/app.js:30');
+  assert.equal(step('a', 'left'), 'a', 'nothing to its left');
+  const next = model.step(flame.nodes, up, index('shared'), 'right', all);
+  assert.equal(flame.strings[flame.nodes[up[next] * 6]], 'b', 'the next frame on its row, under another caller');
+  assert.equal(step('main', 'right', (j) => j !== index('worker')), 'main', 'hidden frames are skipped');
+  assert.equal(step('(all)', 'up'), '(all)');
+});
+
+test('the page\'s computations on the 100 k-sample report take a few milliseconds', () => {
+  const { flame } = flat(scaleReport({ samples: 100000, ioEvents: 10 }));
+  const up = model.parents(flame.nodes);
+  let t = performance.now();
+  const heavy = model.leftHeavy(flame.nodes);
+  const heavyMs = performance.now() - t;
+  assert.equal(heavy.length, flame.nodes.length, 'nothing to merge in a captured tree');
+  t = performance.now();
+  for (let i = 1; i < 50; i++) model.sandwich(flame.nodes, i, up);
+  const sandwichMs = (performance.now() - t) / 49;
+  assert.ok(heavyMs < 100 && sandwichMs < 50, `left heavy ${heavyMs.toFixed(1)} ms, a sandwich ${sandwichMs.toFixed(1)} ms`);
 });

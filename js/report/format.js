@@ -97,4 +97,4 @@ function frameText(f) {
   return `${f?.functionName ?? '(anonymous)'} ${f && f.line !== null && f.line !== undefined ? `${shortUrl(f.url)}:${f.line}` : '(native)'}`;
 }
 
-module.exports = { MB, finite, maxOf, num, plural, ms, pct, size, offset, clock, where, frame, frameText };
+module.exports = { MB, finite, maxOf, num, plural, ms, pct, size, offset, clock, shortUrl, where, frame, frameText };

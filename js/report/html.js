@@ -11,6 +11,8 @@ const { clock, ms } = require('./format');
 const { context } = require('./context');
 const style = require('./style');
 const { client } = require('./client');
+const { flameClient } = require('./client-flame');
+const { flameModel } = require('./flame-model');
 const summary = require('./sections/summary');
 const diagnosis = require('./sections/diagnosis');
 const elu = require('./sections/elu');
@@ -22,7 +24,7 @@ const memory = require('./sections/memory');
 const capture = require('./sections/capture');
 
 const SECTIONS = [diagnosis, elu, nodered, cpu, io, lag, memory, capture]; // capture last: it lists what the others capped
-const SCRIPT = `(${client})();`;
+const SCRIPT = `(${client})((${flameModel})(), ${flameClient});`;
 const CSP = [
   "default-src 'none'",
   "style-src 'unsafe-inline'", // the bars' widths are inline styles; CSS cannot fetch under default-src 'none'

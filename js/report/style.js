@@ -95,7 +95,7 @@ svg.chart{width:100%;height:auto;display:block;margin:4px 0 8px}
 .cat-program{--c:var(--c-program)}.cat-idle{--c:var(--c-idle)}
 .catbar>span,.swatch[class*=cat-]{background:var(--c)}
 .toolbar{display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin:0 0 6px}
-.toolbar input{flex:0 1 320px;padding:6px 10px;border-radius:6px;border:1px solid var(--border);background:var(--panel2);color:var(--text);font:inherit}
+.toolbar input[type=search]{flex:0 1 320px;padding:6px 10px;border-radius:6px;border:1px solid var(--border);background:var(--panel2);color:var(--text);font:inherit}
 .toolbar button{padding:6px 12px;border-radius:6px;border:1px solid var(--border);background:var(--panel2);color:var(--text);font:inherit;cursor:pointer}
 .toolbar button:hover{border-color:var(--accent)}
 .hint{font-size:12.5px;margin:0 0 6px}
@@ -106,6 +106,22 @@ svg.chart{width:100%;height:auto;display:block;margin:4px 0 8px}
 .flame-svg.searching rect{fill-opacity:.25}
 .flame-svg.searching rect.hit{fill:#d946ef;fill-opacity:1}
 .flame-svg text{font-size:11px;fill:#111;pointer-events:none}
+.flame-svg:focus{outline:none}.flame-svg:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
+.flame-svg rect.focus{stroke:var(--text);stroke-width:2}
+.toolbar .check{display:inline-flex;gap:6px;align-items:center;color:var(--muted);cursor:pointer}
+.toolbar button:disabled{opacity:.45;cursor:default}
+.chain{display:flex;flex-wrap:wrap;gap:2px 0;list-style:none;margin:0 0 8px;padding:6px 8px;border:1px solid var(--border);border-radius:8px;background:var(--panel2);font-size:12.5px}
+.chain li+li::before{content:"›";color:var(--muted);margin:0 4px}
+.chain li.open::before{content:"";margin:0 6px}
+.chain button{padding:1px 6px;border:1px solid transparent;border-radius:5px;background:none;color:var(--text);font:inherit;cursor:pointer;text-align:left}
+.chain button:hover,.chain button:focus-visible{border-color:var(--accent)}
+.chain button[aria-current]{background:var(--hover);border-color:var(--border)}
+.chain .loc{font-size:11.5px}
+.chain[hidden],.flame-svg[hidden]{display:none}
+#flame-sandwich-open{border-color:var(--border);background:var(--panel)}
+.sandwich h4{margin:10px 0 4px;font-size:13px;font-family:var(--mono)}
+#sandwich-title{font-size:14px;overflow-wrap:anywhere}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .meta{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0}
 .meta dt{color:var(--muted)}.meta dd{margin:0}
 .opts{display:flex;flex-wrap:wrap;gap:4px 16px;font-family:var(--mono);font-size:12px}

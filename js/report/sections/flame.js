@@ -4,7 +4,7 @@
 // may hold any tree.
 
 const { clip, visible } = require('../escape');
-const { num, plural } = require('../format');
+const { num, plural, shortUrl } = require('../format');
 const { empty, capped } = require('../table');
 const { CATEGORIES } = require('../../analyze');
 const { MAX_NODES, MIN_SHARE } = require('../../flame');
@@ -23,6 +23,13 @@ function walk(root) {
     for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i], parent: index, depth: item.depth + 1 });
   }
   return out;
+}
+
+/** A bar's name: an anonymous function is named by where it is, `(anonymous) …/dir/file.js:12`. */
+function nameOf(n, loc) {
+  const name = typeof n.name === 'string' && n.name !== '' ? n.name : '(anonymous)';
+  if (name !== '(anonymous)' || !/:\d+/.test(loc)) return name;
+  return `(anonymous) ${shortUrl(n.url)}:${n.line}`;
 }
 
 /**
@@ -59,7 +66,7 @@ function flatten(root) {
     const cat = CATEGORIES.indexOf(n.category);
     kept[i] = nodes.length / 6;
     nextX.push(x);
-    nodes.push(intern(n.name), intern(loc), cat < 0 ? 0 : cat, item.depth, x, w);
+    nodes.push(intern(nameOf(n, loc)), intern(loc), cat < 0 ? 0 : cat, item.depth, x, w);
   });
   return { strings, nodes, categories: CATEGORIES, dropped: all.length - nodes.length / 6 };
 }
@@ -74,10 +81,18 @@ function render(ctx, flame) {
     ? capped(ctx, `Flame graph: ${plural(left, 'call-tree node')} ${left === 1 ? 'is' : 'are'} left out (under ${MIN_SHARE * 100} % of the busy time, deeper than the tree keeps, or past the heaviest ${num(MAX_NODES)}); their time is in their parents.`)
     : '';
   return `<div class="flame" id="flame-graph">
-<div class="toolbar"><input type="search" id="flame-search" placeholder="Search functions and files" aria-label="Search the flame graph">
-<button type="button" id="flame-reset">Reset zoom</button><span id="flame-status" class="muted" aria-live="polite"></span></div>
-<p class="muted hint">Each bar is a function, as wide as its time and all it called; callers above callees. Click a bar to zoom, Reset to go back; idle time is left out.</p>
-<svg id="flame-svg" class="flame-svg" role="img" aria-label="Flame graph"></svg>
+<div class="toolbar"><input type="search" id="flame-search" placeholder="Search functions and files ( / )" aria-label="Search the flame graph">
+<button type="button" id="flame-back" disabled>← Back</button><button type="button" id="flame-reset">Reset zoom</button>
+<label class="check"><input type="checkbox" id="flame-heavy"> Left heavy: same frames merged, heaviest first</label><span id="flame-layout-note" class="muted"></span>
+<span id="flame-status" class="muted" aria-live="polite"></span></div>
+<p class="muted hint">Each bar is a function, as wide as its time and all it called; callers above callees; idle time is left out. Click a bar to zoom and see its call chain; Back or Escape to go back. Keys: Tab to the graph, arrows to move, Enter to zoom, Escape or Backspace to go back, S for the sandwich, / to search.</p>
+<ol id="flame-chain" class="chain" aria-label="Call chain from the root" hidden></ol>
+<svg id="flame-svg" class="flame-svg" tabindex="0" role="application" aria-roledescription="flame graph" aria-label="Flame graph: arrow keys move between frames, Enter zooms, Escape goes back, S shows callers and callees"></svg>
+<div id="flame-sandwich" class="sandwich" hidden><h4 id="sandwich-title"></h4><p id="sandwich-facts" class="facts"></p>
+<p class="muted hint">Every call of this function merged, over all its call sites. Callers: who called it, the function at the bottom, its direct callers above it, theirs above them, as wide as its time through them. Callees: what it called. Click a bar to move the sandwich there; Back or Escape returns.</p>
+<h4>Callers</h4><svg id="sandwich-callers" class="flame-svg" role="img" aria-label="Callers of the function"></svg>
+<h4>Callees</h4><svg id="sandwich-callees" class="flame-svg" role="img" aria-label="Callees of the function"></svg></div>
+<p id="flame-focus" class="sr-only" aria-live="polite"></p>
 <noscript><p class="empty">The flame graph is drawn by the page's script.</p></noscript></div>${note}`;
 }
 
