@@ -74,12 +74,12 @@ function isContext(x) {
 }
 
 function charge(slot) {
-  const now = performance.now();
+  let now = performance.now();
   const running = L[RUNNING];
   if (running >= 0) L[HEADER + running] += now - L[SINCE];
   else {
     L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
-    if (L[WANT] !== 0 || now >= wakeAt) woke(now);
+    if (L[WANT] !== 0 || now >= wakeAt) now = woke(now);
   }
   // SINCE before RUNNING: a reader on another thread that sees the new slot sees its start.
   L[SINCE] = now;
@@ -142,6 +142,10 @@ function woke(now) {
   }
   if (now >= wakeAt) wakeAt = attempt(onWake, now) ?? Infinity;
   cur = c;
+  // rloop's own work is unattributed time, not the callback's about to run.
+  const after = performance.now();
+  L[HEADER] += after - now;
+  return after;
 }
 
 function attempt(fn, arg) {

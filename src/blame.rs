@@ -47,7 +47,9 @@ pub struct Blame {
 pub fn blame(start: f64, taken: Option<Taken>, other: Option<&str>) -> Blame {
     let Some(Taken { asked, answered, ran_ms, frames }) = taken else { return Blame::default() };
     let native = native_of(&frames);
-    let late = ran_ms > PROMPT_MS;
+    // Both: a thread descheduled waits without running; one that ran on while the answer
+    // travelled back to the sampler answered promptly all the same.
+    let late = ran_ms > PROMPT_MS && answered - asked > PROMPT_MS;
     let note = match other {
         Some(scope) => Some(format!("taken while {scope} ran, not the scope the stall is charged to")),
         None if late && native.is_none() => Some(format!(
