@@ -157,13 +157,13 @@ function attempt(fn, arg) {
 }
 
 /**
- * Calls `fn(now)` as the loop wakes, first at the next wake, then at the first wake at or after
- * the `performance.now()` time it returns; null stops. Nothing runs while the loop idles or is
- * blocked, and no timer exists for the app to see.
+ * Calls `fn(now)` at the first wake of the loop at or after `at` (default: the next one), then
+ * at the first at or after the `performance.now()` time it returns; null stops. Nothing runs
+ * while the loop idles or is blocked, and no timer exists for the app to see.
  */
-function atWake(fn) {
+function atWake(fn, at = -Infinity) {
   onWake = fn;
-  wakeAt = fn === null ? Infinity : -Infinity;
+  wakeAt = fn === null ? Infinity : Math.min(wakeAt, at);
 }
 
 function link(asyncId, resource) {

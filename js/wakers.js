@@ -27,7 +27,7 @@ function run(now) {
 /** Runs `fn(now)` at the first wake at or after `at` (default: the next wake); it returns its next time, or null. */
 function wakeAt(fn, at = -Infinity) {
   due.set(fn, Math.min(due.get(fn) ?? Infinity, at));
-  hooks.atWake(run);
+  hooks.atWake(run, at); // not every wake: an I/O operation beginning asks for its deadline only
 }
 
 function stopWaking(fn) {
