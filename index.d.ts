@@ -293,7 +293,7 @@ export function heapStats(): HeapStats;
 /** Rejects, never throws. */
 export function captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
 /** `lagThresholdMs` (default 50): a single call this long is a long call. */
-export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null][]; lagThresholdMs?: number }): Analysis;
+export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null | false][]; lagThresholdMs?: number }): Analysis;
 export function compare(base: Report, head: Report): Comparison;
 /** A report as one self-contained HTML page. */
 export function renderHtml(report: Report): string;

@@ -42,6 +42,9 @@ const MIN_PATTERN_MS = 1; // less than this is noise at any share
 const LOW_LOAD = 10; // % of the profile busy below which a share of busy time overstates the cost
 const LONG_CALL_MS = 50; // a single call this long stalls the loop (the monitor's default lagThreshold)
 const LONG_CALL_FUNCTIONS = 5;
+// The row of samples a timeline puts in no scope: the loop between rloop's idle mark and the
+// next callback (polling, libuv's and Node's own work before a callback), not busy time.
+const OUTSIDE = '(outside callbacks)';
 
 // Thresholds in % of busy (non-idle) time: the pattern fires above `fires`; its severity is
 // 'warning' from `warning`, 'critical' from `critical`, 'info' below, and one level lower when
@@ -184,8 +187,8 @@ function checkTimeline(timeline) {
   if (!Array.isArray(timeline)) throw new TypeError('rloop: scopeTimeline must be an array of [timeUs, scope]');
   let last = -Infinity;
   for (const entry of timeline) {
-    const ok = Array.isArray(entry) && Number.isFinite(entry[0]) && (entry[1] === null || typeof entry[1] === 'string');
-    if (!ok) throw new TypeError('rloop: scopeTimeline entries must be [timeUs, scope name or null]');
+    const ok = Array.isArray(entry) && Number.isFinite(entry[0]) && (entry[1] === null || entry[1] === false || typeof entry[1] === 'string');
+    if (!ok) throw new TypeError('rloop: scopeTimeline entries must be [timeUs, scope name, null or false]');
     if (entry[0] < last) throw new RangeError('rloop: scopeTimeline must be sorted by time');
     last = entry[0];
   }
@@ -250,7 +253,8 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
     }
     if (scopes && cat !== IDLE) {
       at = scopeAt(timeline, t, at);
-      const name = at >= 0 ? timeline[at][1] : null;
+      const scope = at >= 0 ? timeline[at][1] : null;
+      const name = scope === false ? OUTSIDE : scope;
       let s = scopes.get(name);
       if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, self: new Map() }));
       s.samples++;
@@ -474,9 +478,11 @@ function locationsOf(byApiSite, nodes) {
 }
 
 /**
- * Analyzes a V8 CPU profile. `scopeTimeline`: sorted `[timeUs, scope name | null]` transitions on
- * the profile's clock (see profile.profileClockOffsetUs); each sample takes the scope in force at
- * its time. Idle samples belong to no scope.
+ * Analyzes a V8 CPU profile. `scopeTimeline`: sorted `[timeUs, scope]` transitions on the
+ * profile's clock (see profile.profileClockOffsetUs), scope a name, null (unattributed) or false
+ * (the loop idle: from rloop's idle mark to the next callback); each sample takes the scope in
+ * force at its time. Idle samples belong to no scope; other samples while the loop is idle go to
+ * the row '(outside callbacks)'.
  */
 function analyze(profile, options) {
   return study(profile, options).analysis;
@@ -580,4 +586,4 @@ function scopeSummaries(scopes, busyUs, fnOf, frameOfFn) {
     .sort((a, b) => b.ms - a.ms);
 }
 
-module.exports = { analyze, analyzeWithFlame, CATEGORIES };
+module.exports = { analyze, analyzeWithFlame, CATEGORIES, OUTSIDE };

@@ -13,6 +13,7 @@
 
 const { createHook, executionAsyncResource } = require('node:async_hooks');
 const { performance } = require('node:perf_hooks');
+const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 
 // Ledger layout, shared with src/ledger.rs.
 const RUNNING = 0;
@@ -50,6 +51,8 @@ const stack = [];
 let onWant = null; // starts what takes stacks of stalls, once one has happened
 let onWake = null; // rloop's own periodic work, run as the loop wakes instead of on a timer
 let wakeAt = Infinity; // when onWake is due
+let log = null; // every change of scope, only while a CPU profile runs (js/timeline.js)
+let recorders = 0; // the captures reading `log`
 
 // The contexts of the last RING resources by asyncId, written in `init` for every resource:
 // `before` finds most there instead of looking the tag up on the resource. On I/O that lookup
@@ -78,12 +81,19 @@ function charge(slot) {
   const running = L[RUNNING];
   if (running >= 0) L[HEADER + running] += now - L[SINCE];
   else {
+    if (log !== null) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/ledger.rs)
     L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
     if (L[WANT] !== 0 || now >= wakeAt) woke(now);
   }
+  if (log !== null) log.add(now, scopeSlot(cur)); // cur is what `slot` belongs to
   // SINCE before RUNNING: a reader on another thread that sees the new slot sees its start.
   L[SINCE] = now;
   L[RUNNING] = slot;
+}
+
+/** The slot of a context's scope: a key's slot is rebound to other keys, its scope's never. */
+function scopeSlot(ctx) {
+  return (ctx.scope ?? ctx).slot;
 }
 
 function init(asyncId, type, triggerAsyncId, resource) {
@@ -199,6 +209,8 @@ function uninstall() {
   depth = 0;
   stack.length = 0;
   links.clear();
+  log = null;
+  recorders = 0;
   ringIds.fill(-1); // its contexts name slots of this monitor's ledger, and hold their keys
   ringCtx.fill(ROOT);
 }
@@ -231,6 +243,28 @@ function restore(ctx) {
   if (L[RUNNING] !== cur.slot) charge(cur.slot);
 }
 
+/**
+ * Starts recording every change of scope, for a CPU profile; returns a function that ends this
+ * recording and gives `{ transitions: [[performance.now() ms, scope slot or IDLE]], dropped }`.
+ * The first transition is the scope charged now.
+ */
+function recordTimeline() {
+  log ??= new Timeline();
+  recorders++;
+  const from = log.length;
+  const running = L[RUNNING];
+  log.add(performance.now(), running < 0 ? IDLE_MARK : running === cur.slot ? scopeSlot(cur) : running);
+  const mine = log;
+  let done = false;
+  return () => {
+    if (mine !== log || done) return { transitions: [], dropped: 0 }; // stopped meanwhile
+    done = true;
+    const out = { transitions: log.entries(from), dropped: log.dropped };
+    if (--recorders === 0) log = null;
+    return out;
+  };
+}
+
 /** The slot being charged now, or -1 while idle. */
 function running() {
   return L[RUNNING];
@@ -241,4 +275,4 @@ function current() {
   return { scope: cur.name, key: cur.key ?? null };
 }
 
-module.exports = { ROOT, context, isContext, install, uninstall, atWake, run, enter, restore, running, current };
+module.exports = { ROOT, context, isContext, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline };
