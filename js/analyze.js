@@ -256,7 +256,7 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
       const scope = at >= 0 ? timeline[at][1] : null;
       const name = scope === false ? OUTSIDE : scope;
       let s = scopes.get(name);
-      if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, self: new Map() }));
+      if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, busyUs: 0, self: new Map() }));
       s.samples++;
       s.us += us;
       s.self.set(node, (s.self.get(node) ?? 0) + us);
@@ -265,7 +265,28 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
     node = nextNode;
     t = next;
   }
+  if (scopes) busyByScope(timeline, startTime, endTime, scopes);
   return { self, gcAfter, scopes };
+}
+
+/**
+ * Adds to each scope's entry the busy time the timeline charges it over the profile's span: the
+ * same transitions as the monitor's exclusive busy time, so where a scope's samples fall short of
+ * it, the profile missed samples (the sampler thread waited for a core, a sample for a system call).
+ */
+function busyByScope(timeline, startTime, endTime, scopes) {
+  const add = (name, us) => {
+    let s = scopes.get(name);
+    if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, busyUs: 0, self: new Map() }));
+    s.busyUs += us;
+  };
+  if (timeline.length === 0 || timeline[0][0] > startTime) add(null, Math.max(0, Math.min(endTime, timeline[0]?.[0] ?? endTime) - startTime));
+  for (let j = 0; j < timeline.length; j++) {
+    const [from, scope] = timeline[j];
+    const to = j + 1 < timeline.length ? timeline[j + 1][0] : endTime;
+    const us = Math.min(to, endTime) - Math.max(from, startTime);
+    if (scope !== false && us > 0) add(scope, us);
+  }
 }
 
 const SEVERITIES = ['info', 'warning', 'critical'];
@@ -581,7 +602,9 @@ function scopeSummaries(scopes, busyUs, fnOf, frameOfFn) {
         .sort((a, b) => b[1] - a[1])
         .slice(0, SCOPE_FUNCTIONS)
         .map(([fn, us]) => ({ ...frameOfFn(fn), selfMs: ms(us) }));
-      return { name, samples: s.samples, ms: ms(s.us), percent: percent(s.us, busyUs), topFunctions };
+      // busyMs: none for the loop outside callbacks, which is no busy time.
+      const busy = name === OUTSIDE ? {} : { busyMs: ms(s.busyUs) };
+      return { name, samples: s.samples, ms: ms(s.us), percent: percent(s.us, busyUs), ...busy, topFunctions };
     })
     .sort((a, b) => b.ms - a.ms);
 }
