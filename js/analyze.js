@@ -265,12 +265,13 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
     node = nextNode;
     t = next;
   }
-  if (scopes) busyByScope(timeline, startTime, endTime, scopes);
+  // From the first sample: the profiler's start-up before it, in the scope that started it, has none.
+  if (scopes) busyByScope(timeline, startTime + (timeDeltas[0] ?? 0), endTime, scopes);
   return { self, gcAfter, scopes };
 }
 
 /**
- * Adds to each scope's entry the busy time the timeline charges it over the profile's span: the
+ * Adds to each scope's entry the busy time the timeline charges it from `startTime` to `endTime`: the
  * same transitions as the monitor's exclusive busy time, so where a scope's samples fall short of
  * it, the profile missed samples (the sampler thread waited for a core, a sample for a system call).
  */

@@ -79,16 +79,21 @@ function isContext(x) {
 function charge(slot) {
   const now = performance.now();
   const running = L[RUNNING];
+  if (log !== null) logSwitch(now, running);
   if (running >= 0) L[HEADER + running] += now - L[SINCE];
   else {
-    if (log !== null) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/ledger.rs)
     L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
     if (L[WANT] !== 0 || now >= wakeAt) woke(now);
   }
-  if (log !== null) log.add(now, scopeSlot(cur)); // cur is what `slot` belongs to
   // SINCE before RUNNING: a reader on another thread that sees the new slot sees its start.
   L[SINCE] = now;
   L[RUNNING] = slot;
+}
+
+/** Logs a switch at `now` from `running` for the profile's timeline: cur is what is charged next. */
+function logSwitch(now, running) {
+  if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/ledger.rs)
+  log.add(now, scopeSlot(cur));
 }
 
 /** The slot of a context's scope: a key's slot is rebound to other keys, its scope's never. */
@@ -152,6 +157,8 @@ function woke(now) {
   }
   if (now >= wakeAt) wakeAt = attempt(onWake, now) ?? Infinity;
   cur = c;
+  // Switches inside rloop's work are overruled by the one that woke: its slot is charged from now.
+  if (log !== null) log.add(now, scopeSlot(c));
 }
 
 function attempt(fn, arg) {
