@@ -289,12 +289,13 @@ test('CPU by scope: each function of an app whose truth is known is ≥ 95 % in 
     assert.ok(inScope >= 0.95 * total, `${fn}: ${inScope} of ${total} ms in ${name}: ${JSON.stringify(a.scopes)}`);
   }
   // Samples fall in a scope's intervals only, so its CPU is at most its busy time over the
-  // profile, give or take a sample at each of its ends (the profile's ends included); on a loaded
-  // machine less, by the samples the profile missed.
+  // profile, but for the samples that last past a change of scope: a sample lasts until the next,
+  // and on a loaded machine the next may come late (≤ 1.1× seen; the issue's unattributed read
+  // 3×). Less, by the samples the profile missed.
   for (const s of a.scopes.filter((x) => x.name !== OUTSIDE)) {
-    assert.ok(s.ms <= 1.1 * s.busyMs + 2, `${s.name}: CPU ${s.ms} ms, busy ${s.busyMs} ms`);
+    assert.ok(s.ms <= 1.25 * s.busyMs + 5, `${s.name}: CPU ${s.ms} ms, busy ${s.busyMs} ms`);
   }
-  assert.ok(scope(null).ms <= 1.1 * scope(null).busyMs + 2, 'unattributed CPU within its busy time');
+  assert.ok(scope(null).ms <= 1.25 * scope(null).busyMs + 5, 'unattributed CPU within its busy time');
   const busy = a.scopes.reduce((sum, s) => sum + (s.busyMs ?? 0), 0);
   assert.ok((scope(OUTSIDE)?.ms ?? 0) <= 0.05 * busy, `outside callbacks: ${scope(OUTSIDE)?.ms} ms of ${busy}`);
 });

@@ -1,7 +1,7 @@
 'use strict';
 // A test app whose truth is known: three scopes, each running its own named CPU function, their
 // callbacks interleaved through setImmediate, promises and timers (nearly every callback switches
-// scope), JSON.parse inside one of them, unattributed work on timers outside any scope, and idle
+// scope), JSON.parse inside one of them, a key per call in another, unattributed work on timers outside any scope, and idle
 // gaps. Every function measures the spans it ran.
 
 const { performance } = require('node:perf_hooks');
@@ -66,9 +66,11 @@ function run(rloop, ms, { unit = 60 } = {}) {
       }
       done();
     });
+    let steps = 0;
     rloop.scope('c', () => {
       const step = () => {
-        timed(computeC, 2 * unit);
+        // A key per call: its slot is another key's later, its scope stays c.
+        rloop.scope('c', () => timed(computeC, 2 * unit), { key: `step ${++steps}` });
         if (going()) setTimeout(step, pause() ? 10 : 0);
         else done();
       };
