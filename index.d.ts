@@ -275,7 +275,12 @@ export interface Analysis {
   callStacks: (Frame & { selfMs: number; stacks: { frames: Frame[]; ms: number; percent: number }[] })[];
   categories: Record<string, number>;
   patterns: { id: PatternId; severity: 'info' | 'warning' | 'critical'; message: string; location: Frame | null; suggestion: string | null; percent: number }[];
-  scopes: { name: string | null; samples: number; ms: number; percent: number; topFunctions: (Frame & { selfMs: number })[] }[];
+  /**
+   * Samples by the scope in force at their time; `name: null` unattributed, '(outside callbacks)' the loop between
+   * rloop's idle mark and the next callback. `busyMs`: the scope's busy time from the first sample on, by the same
+   * changes of scope (absent for '(outside callbacks)' and in older reports); `ms` falls short of it by the samples missed.
+   */
+  scopes: { name: string | null; samples: number; ms: number; percent: number; busyMs?: number; topFunctions: (Frame & { selfMs: number })[] }[];
   /** User functions whose single calls lasted `thresholdMs` or more (absent in older reports). */
   longCalls?: { thresholdMs: number; functions: (Frame & { calls: number; longestMs: number; ms: number; percent: number })[] };
 }

@@ -299,3 +299,18 @@ test('CPU by scope: each function of an app whose truth is known is ≥ 95 % in 
   const busy = a.scopes.reduce((sum, s) => sum + (s.busyMs ?? 0), 0);
   assert.ok((scope(OUTSIDE)?.ms ?? 0) <= 0.05 * busy, `outside callbacks: ${scope(OUTSIDE)?.ms} ms of ${busy}`);
 });
+
+test("a profile's scope timeline keeps its changes in time order and says when it filled up", () => {
+  const { Timeline, FULL } = require('../js/timeline');
+  const t = new Timeline();
+  t.add(1, 3);
+  t.add(2, 4);
+  t.add(3, 5);
+  t.add(2.5, 4); // a switch inside rloop's own work at a wake is overruled by the one that woke
+  assert.deepStrictEqual(t.entries(), [[1, 3], [2, 4], [2.5, 4]]);
+  assert.deepStrictEqual(t.entries(1), [[2, 4], [2.5, 4]]);
+  for (let i = t.length; i < (1 << 21) + 5; i++) t.add(10 + i, 7);
+  assert.strictEqual(t.length, 1 << 21);
+  assert.strictEqual(t.dropped, 5);
+  assert.deepStrictEqual(t.entries(t.length - 1)[0][1], FULL, 'the last kept change says: nothing known from here');
+});
