@@ -277,7 +277,12 @@ export interface Analysis {
   callStacks: (Frame & { selfMs: number; stacks: { frames: Frame[]; ms: number; percent: number }[] })[];
   categories: Record<string, number>;
   patterns: { id: PatternId; severity: 'info' | 'warning' | 'critical'; message: string; location: Frame | null; suggestion: string | null; percent: number }[];
-  scopes: { name: string | null; samples: number; ms: number; percent: number; topFunctions: (Frame & { selfMs: number })[] }[];
+  /**
+   * Samples by the scope in force at their time; `name: null` unattributed, '(outside callbacks)' the loop between
+   * rloop's idle mark and the next callback. `busyMs`: the scope's busy time from the first sample on, by the same
+   * changes of scope (absent for '(outside callbacks)' and in older reports); `ms` falls short of it by the samples missed.
+   */
+  scopes: { name: string | null; samples: number; ms: number; percent: number; busyMs?: number; topFunctions: (Frame & { selfMs: number })[] }[];
   /** User functions whose single calls lasted `thresholdMs` or more (absent in older reports). */
   longCalls?: { thresholdMs: number; functions: (Frame & { calls: number; longestMs: number; ms: number; percent: number })[] };
 }
@@ -295,7 +300,7 @@ export function heapStats(): HeapStats;
 /** Rejects, never throws. */
 export function captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;
 /** `lagThresholdMs` (default 50): a single call this long is a long call. */
-export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null][]; lagThresholdMs?: number }): Analysis;
+export function analyze(profile: object, options?: { scopeTimeline?: [number, string | null | false][]; lagThresholdMs?: number }): Analysis;
 export function compare(base: Report, head: Report): Comparison;
 /** A report as one self-contained HTML page. */
 export function renderHtml(report: Report): string;

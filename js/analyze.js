@@ -42,6 +42,9 @@ const MIN_PATTERN_MS = 1; // less than this is noise at any share
 const LOW_LOAD = 10; // % of the profile busy below which a share of busy time overstates the cost
 const LONG_CALL_MS = 50; // a single call this long stalls the loop (the monitor's default lagThreshold)
 const LONG_CALL_FUNCTIONS = 5;
+// The row of samples a timeline puts in no scope: the loop between rloop's idle mark and the
+// next callback (polling, libuv's and Node's own work before a callback), not busy time.
+const OUTSIDE = '(outside callbacks)';
 
 // Thresholds in % of busy (non-idle) time: the pattern fires above `fires`; its severity is
 // 'warning' from `warning`, 'critical' from `critical`, 'info' below, and one level lower when
@@ -184,8 +187,8 @@ function checkTimeline(timeline) {
   if (!Array.isArray(timeline)) throw new TypeError('rloop: scopeTimeline must be an array of [timeUs, scope]');
   let last = -Infinity;
   for (const entry of timeline) {
-    const ok = Array.isArray(entry) && Number.isFinite(entry[0]) && (entry[1] === null || typeof entry[1] === 'string');
-    if (!ok) throw new TypeError('rloop: scopeTimeline entries must be [timeUs, scope name or null]');
+    const ok = Array.isArray(entry) && Number.isFinite(entry[0]) && (entry[1] === null || entry[1] === false || typeof entry[1] === 'string');
+    if (!ok) throw new TypeError('rloop: scopeTimeline entries must be [timeUs, scope name, null or false]');
     if (entry[0] < last) throw new RangeError('rloop: scopeTimeline must be sorted by time');
     last = entry[0];
   }
@@ -250,9 +253,10 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
     }
     if (scopes && cat !== IDLE) {
       at = scopeAt(timeline, t, at);
-      const name = at >= 0 ? timeline[at][1] : null;
+      const scope = at >= 0 ? timeline[at][1] : null;
+      const name = scope === false ? OUTSIDE : scope;
       let s = scopes.get(name);
-      if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, self: new Map() }));
+      if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, busyUs: 0, self: new Map() }));
       s.samples++;
       s.us += us;
       s.self.set(node, (s.self.get(node) ?? 0) + us);
@@ -261,7 +265,29 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
     node = nextNode;
     t = next;
   }
+  // From the first sample: the profiler's start-up before it, in the scope that started it, has none.
+  if (scopes) busyByScope(timeline, startTime + (timeDeltas[0] ?? 0), endTime, scopes);
   return { self, gcAfter, scopes };
+}
+
+/**
+ * Adds to each scope's entry the busy time the timeline charges it from `startTime` to `endTime`: the
+ * same transitions as the monitor's exclusive busy time, so where a scope's samples fall short of
+ * it, the profile missed samples (the sampler thread waited for a core, a sample for a system call).
+ */
+function busyByScope(timeline, startTime, endTime, scopes) {
+  const add = (name, us) => {
+    let s = scopes.get(name);
+    if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, busyUs: 0, self: new Map() }));
+    s.busyUs += us;
+  };
+  if (timeline.length === 0 || timeline[0][0] > startTime) add(null, Math.max(0, Math.min(endTime, timeline[0]?.[0] ?? endTime) - startTime));
+  for (let j = 0; j < timeline.length; j++) {
+    const [from, scope] = timeline[j];
+    const to = j + 1 < timeline.length ? timeline[j + 1][0] : endTime;
+    const us = Math.min(to, endTime) - Math.max(from, startTime);
+    if (scope !== false && us > 0) add(scope, us);
+  }
 }
 
 const SEVERITIES = ['info', 'warning', 'critical'];
@@ -474,9 +500,11 @@ function locationsOf(byApiSite, nodes) {
 }
 
 /**
- * Analyzes a V8 CPU profile. `scopeTimeline`: sorted `[timeUs, scope name | null]` transitions on
- * the profile's clock (see profile.profileClockOffsetUs); each sample takes the scope in force at
- * its time. Idle samples belong to no scope.
+ * Analyzes a V8 CPU profile. `scopeTimeline`: sorted `[timeUs, scope]` transitions on the
+ * profile's clock (see profile.profileClockOffsetUs), scope a name, null (unattributed) or false
+ * (the loop idle: from rloop's idle mark to the next callback); each sample takes the scope in
+ * force at its time. Idle samples belong to no scope; other samples while the loop is idle go to
+ * the row '(outside callbacks)'.
  */
 function analyze(profile, options) {
   return study(profile, options).analysis;
@@ -575,9 +603,11 @@ function scopeSummaries(scopes, busyUs, fnOf, frameOfFn) {
         .sort((a, b) => b[1] - a[1])
         .slice(0, SCOPE_FUNCTIONS)
         .map(([fn, us]) => ({ ...frameOfFn(fn), selfMs: ms(us) }));
-      return { name, samples: s.samples, ms: ms(s.us), percent: percent(s.us, busyUs), topFunctions };
+      // busyMs: none for the loop outside callbacks, which is no busy time.
+      const busy = name === OUTSIDE ? {} : { busyMs: ms(s.busyUs) };
+      return { name, samples: s.samples, ms: ms(s.us), percent: percent(s.us, busyUs), ...busy, topFunctions };
     })
     .sort((a, b) => b.ms - a.ms);
 }
 
-module.exports = { analyze, analyzeWithFlame, CATEGORIES };
+module.exports = { analyze, analyzeWithFlame, CATEGORIES, OUTSIDE };

@@ -113,6 +113,7 @@ class Capture {
   #heapStart;
   #timeline;
   #profile = null; // the running profile, once started
+  #takeTimeline = null; // ends the profile's scope timeline and gives it
   #unguard;
   #collecting = true;
   #begun;
@@ -147,8 +148,15 @@ class Capture {
 
   async #begin() {
     if (!this.#o.profile) return;
-    this.#profile = await profiler.start(this.#o.profile);
-    this.#inner.startTimeline();
+    // Before the profile: its first sample has a scope.
+    this.#takeTimeline = this.#inner.recordTimeline();
+    try {
+      this.#profile = await profiler.start(this.#o.profile);
+    } catch (e) {
+      this.#takeTimeline();
+      this.#takeTimeline = null;
+      throw e;
+    }
   }
 
   /** Ends the capture (`reason` null: as planned) and writes what was asked. Idempotent. */
@@ -260,10 +268,14 @@ class Capture {
     });
   }
 
-  /** The scope timeline on the profile's clock (µs), for per-scope analysis. */
+  /**
+   * The scope timeline on the profile's clock (µs), for per-scope analysis: every change of the
+   * charged scope, with the time the hot path read for it, and each idle mark (false).
+   */
   #scopeTimeline() {
     const offset = profiler.profileClockOffsetUs();
-    return this.#inner.takeTimeline().map(([ms, scope]) => [ms * 1000 + offset, scope]);
+    const { transitions } = this.#takeTimeline();
+    return transitions.map(([ms, scope]) => [ms * 1000 + offset, scope]);
   }
 
   #write(report, profile) {

@@ -13,6 +13,7 @@
 
 const { createHook, executionAsyncResource } = require('node:async_hooks');
 const { performance } = require('node:perf_hooks');
+const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 
 // Ledger layout, shared with src/ledger.rs.
 const RUNNING = 0;
@@ -50,6 +51,8 @@ const stack = [];
 let onWant = null; // starts what takes stacks of stalls, once one has happened
 let onWake = null; // rloop's own periodic work, run as the loop wakes instead of on a timer
 let wakeAt = Infinity; // when onWake is due
+let log = null; // every change of scope, only while a CPU profile runs (js/timeline.js)
+let recorders = 0; // the captures reading `log`
 
 // The contexts of the last RING resources by asyncId, written in `init` for every resource:
 // `before` finds most there instead of looking the tag up on the resource. On I/O that lookup
@@ -76,6 +79,7 @@ function isContext(x) {
 function charge(slot) {
   let now = performance.now();
   const running = L[RUNNING];
+  if (log !== null) logSwitch(now, running);
   if (running >= 0) L[HEADER + running] += now - L[SINCE];
   else {
     L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
@@ -84,6 +88,17 @@ function charge(slot) {
   // SINCE before RUNNING: a reader on another thread that sees the new slot sees its start.
   L[SINCE] = now;
   L[RUNNING] = slot;
+}
+
+/** Logs a switch at `now` from `running` for the profile's timeline: cur is what is charged next. */
+function logSwitch(now, running) {
+  if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/ledger.rs)
+  log.add(now, scopeSlot(cur));
+}
+
+/** The slot of a context's scope: a key's slot is rebound to other keys, its scope's never. */
+function scopeSlot(ctx) {
+  return (ctx.scope ?? ctx).slot;
 }
 
 function init(asyncId, type, triggerAsyncId, resource) {
@@ -145,6 +160,11 @@ function woke(now) {
   // rloop's own work is unattributed time, not the callback's about to run.
   const after = performance.now();
   L[HEADER] += after - now;
+  // In the profile's timeline too: switches inside that work are overruled (js/timeline.js).
+  if (log !== null) {
+    log.add(now, 0);
+    log.add(after, scopeSlot(c));
+  }
   return after;
 }
 
@@ -203,6 +223,8 @@ function uninstall() {
   depth = 0;
   stack.length = 0;
   links.clear();
+  log = null;
+  recorders = 0;
   ringIds.fill(-1); // its contexts name slots of this monitor's ledger, and hold their keys
   ringCtx.fill(ROOT);
 }
@@ -235,6 +257,28 @@ function restore(ctx) {
   if (L[RUNNING] !== cur.slot) charge(cur.slot);
 }
 
+/**
+ * Starts recording every change of scope, for a CPU profile; returns a function that ends this
+ * recording and gives `{ transitions: [[performance.now() ms, scope slot or IDLE]], dropped }`.
+ * The first transition is the scope charged now.
+ */
+function recordTimeline() {
+  log ??= new Timeline();
+  recorders++;
+  const from = log.length;
+  const running = L[RUNNING];
+  log.add(performance.now(), running < 0 ? IDLE_MARK : running === cur.slot ? scopeSlot(cur) : running);
+  const mine = log;
+  let done = false;
+  return () => {
+    if (mine !== log || done) return { transitions: [], dropped: 0 }; // stopped meanwhile
+    done = true;
+    const out = { transitions: log.entries(from), dropped: log.dropped };
+    if (--recorders === 0) log = null;
+    return out;
+  };
+}
+
 /** The slot being charged now, or -1 while idle. */
 function running() {
   return L[RUNNING];
@@ -245,4 +289,4 @@ function current() {
   return { scope: cur.name, key: cur.key ?? null };
 }
 
-module.exports = { ROOT, context, isContext, install, uninstall, atWake, run, enter, restore, running, current };
+module.exports = { ROOT, context, isContext, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline };

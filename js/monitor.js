@@ -13,6 +13,7 @@ const { Capture, captureOptions, watchOptions } = require('./capture');
 const heap = require('./heap');
 const { startSampler } = require('./stacks');
 const { redactStall } = require('./redact');
+const { IDLE, FULL } = require('./timeline');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const OTHER = 1;
@@ -20,6 +21,7 @@ const FIRST_SCOPE = 2;
 // Names past maxScopes recently seen, so a hot overflowed name is not registered per call;
 // emptied when full, so names that only overflow never pile up.
 const OVERFLOW_CACHE = 4096;
+const NOT_RECORDED = '(not recorded)'; // a profile's samples after its timeline filled up
 
 class Monitor extends EventEmitter {
   #native;
@@ -144,13 +146,31 @@ class Monitor extends EventEmitter {
     return {
       options: this.#options,
       totals: () => n.totals(),
-      startTimeline: () => n.startTimeline(),
-      takeTimeline: () => n.takeTimeline(),
+      recordTimeline: () => this.#recordTimeline(),
       collectIo: () => (this.#io ? this.#io.collect() : null),
       pendingIo: () => (this.#io ? this.#io.pendingNow() : []),
       fail: (e) => this.#fail(e),
       record: () => n.record(),
       takeRecording: (id) => n.takeRecording(id),
+    };
+  }
+
+  /**
+   * Starts the scope timeline of a CPU profile; returns a function that ends it and gives
+   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (idle)]], dropped }`.
+   */
+  #recordTimeline() {
+    const take = hooks.recordTimeline();
+    return () => {
+      const { transitions, dropped } = take();
+      const names = new Map([[0, null], [1, '(other)']]);
+      for (const [name, ctx] of this.#scopes) if (ctx.slot >= FIRST_SCOPE) names.set(ctx.slot, name);
+      const nameOf = (slot) => {
+        if (slot === IDLE) return false;
+        if (slot === FULL) return NOT_RECORDED;
+        return names.get(slot) ?? this.#keyOwners[slot - this.#keyBase]?.name ?? null;
+      };
+      return { transitions: transitions.map(([t, slot]) => [t, nameOf(slot)]), dropped };
     };
   }
 

@@ -17,8 +17,6 @@ class NativeMonitor {
   elu() { return parse(this.#n.elu()); }
   history(after) { return parse(this.#n.history(after)); }
   totals() { return parse(this.#n.totals()); }
-  startTimeline() { this.#n.startTimeline(); }
-  takeTimeline() { return parse(this.#n.takeTimeline()); }
   /** `fn(event)` for each lag event, or null: the thread-safe function lives only while set. */
   onLag(fn) { this.#n.onLag(fn ? (json) => fn(parse(json)) : null); }
   record() { return this.#n.record(); }

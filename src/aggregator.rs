@@ -217,10 +217,6 @@ impl Aggregator {
         }
     }
 
-    pub fn scope_name(&self, scope: usize) -> &str {
-        &self.names[scope]
-    }
-
     /// The scope name and key a slot is charged to now.
     pub fn describe_slot(&self, slot: usize) -> (&str, Option<&str>) {
         let key = slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)?.as_ref()).map(|o| &*o.key);

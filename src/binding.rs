@@ -286,18 +286,6 @@ impl NativeMonitor {
         self.live(|agg, _, _| agg.last().map_or(0.0, |w| w.seq as f64))
     }
 
-    /// Starts recording which scope runs when, sampled every millisecond by the watch thread.
-    #[napi(catch_unwind)]
-    pub fn start_timeline(&self) {
-        self.shared.start_timeline();
-    }
-
-    /// Stops recording: `[[performance.now() ms, scope name or null], ...]` at each change; JSON.
-    #[napi(catch_unwind)]
-    pub fn take_timeline(&self) -> Result<String> {
-        to_json(&Value::Array(self.shared.take_timeline().into_iter().map(|(t, name)| json!([t, name])).collect()))
-    }
-
     /// Detaches from the loop: no more reads of the ledger, idle mark closed. Idempotent.
     #[napi(catch_unwind)]
     pub fn stop(&mut self) {

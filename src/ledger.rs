@@ -2,7 +2,8 @@
 //!
 //! Layout (index into f64 cells):
 //! - `RUNNING`: the slot charged now, or -1 while the loop is idle (closed by the prepare handle);
-//! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds;
+//! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds; while
+//!   idle, when the idle mark closed it (the scope timeline of a CPU profile reads it, js/timeline.js);
 //! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
 //! - `WANT`: set (1) by the idle mark after a stall nothing took a stack of; JS starts a stack
 //!   sampler at its next wake and clears it (js/hooks.js);
@@ -94,13 +95,14 @@ impl Ledger {
         self.set(WANT, 1.0);
     }
 
-    /// Charges the running interval up to `now` and marks the loop idle.
+    /// Charges the running interval up to `now` and marks the loop idle since `now`.
     /// Only the monitored thread may call this (it is the ledger's one writer).
     pub fn close_running(&self, now: f64) {
         if let Some((slot, since)) = self.running() {
             if now > since {
                 self.set(HEADER + slot, self.get(HEADER + slot) + (now - since));
             }
+            self.set(SINCE, now.max(since));
             self.set(RUNNING, -1.0);
         }
     }
@@ -168,6 +170,7 @@ mod tests {
         assert_eq!(l.read(2, l.running(), 40.0).busy_ms, 20.0);
         l.close_running(35.0);
         assert_eq!(l.running(), None);
+        assert_eq!(m.get(super::SINCE), 35.0, "idle since the mark");
         assert_eq!(l.read(3, None, 99.0).busy_ms, 5.0);
         l.close_running(50.0); // idle: nothing more is charged
         assert_eq!(l.read(3, None, 99.0).busy_ms, 5.0);

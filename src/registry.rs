@@ -19,10 +19,6 @@ use crate::recording::Recording;
 /// How often the watch thread looks at a loop busy for half the lag threshold or more: a stall
 /// is noticed at most this long after it crosses the threshold.
 const WATCH_EVERY_MS: f64 = 5.0;
-/// How often it samples the running scope for a scope timeline (a capture with a CPU profile).
-const TIMELINE_EVERY_MS: f64 = 1.0;
-/// Transitions a timeline keeps at most (16 MB); later ones are dropped.
-const TIMELINE_MAX: usize = 1 << 20;
 
 /// What one monitored thread shares with the others.
 pub struct Shared {
@@ -38,8 +34,6 @@ struct State {
     ledger: Option<Ledger>,
     agg: Aggregator,
     lag: Option<Lag>,
-    /// While recording: (time, scope index or None when idle) at each change seen.
-    timeline: Option<Vec<(f64, Option<usize>)>>,
     /// Running recordings (one per capture) by id, and the id the next one gets.
     recordings: Vec<(u32, Recording)>,
     next_recording: u32,
@@ -50,7 +44,7 @@ impl Shared {
     pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger, lag_threshold_ms: Option<f64>) -> Arc<Self> {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
-        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), state: Mutex::new(State { ledger: Some(ledger), agg, lag, timeline: None, recordings: Vec::new(), next_recording: 1 }) })
+        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), state: Mutex::new(State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1 }) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
@@ -179,36 +173,9 @@ impl Shared {
     /// Ms until the watch thread must look at this loop again, if before its next window.
     fn look_in(&self) -> Option<f64> {
         let st = self.state.lock();
-        if st.timeline.is_some() {
-            return Some(TIMELINE_EVERY_MS);
-        }
         let (lag, ledger) = (st.lag.as_ref()?, st.ledger.as_ref()?);
         let wake = ledger.running().map(|_| ledger.wake());
         Some(lag.look_in(wake, self.clock.now(), WATCH_EVERY_MS))
-    }
-
-    /// Starts recording which scope runs when (sampled by the watch thread), from now.
-    pub fn start_timeline(&self) {
-        self.state.lock().timeline = Some(Vec::new());
-        nudge();
-    }
-
-    /// Stops recording; returns the transitions: (time on this thread's clock, scope name or
-    /// `None` for idle or unattributed).
-    pub fn take_timeline(&self) -> Vec<(f64, Option<String>)> {
-        let mut st = self.state.lock();
-        let names = st.timeline.take().unwrap_or_default();
-        names.into_iter().map(|(t, scope)| (t, scope.map(|i| st.agg.scope_name(i).to_owned()))).collect()
-    }
-
-    fn sample_timeline(&self) {
-        let mut st = self.state.lock();
-        let State { ledger, agg, timeline, .. } = &mut *st;
-        let (Some(ledger), Some(timeline)) = (ledger.as_ref(), timeline.as_mut()) else { return };
-        let scope = ledger.running().map(|(slot, _)| agg.scope_of(slot)).filter(|&i| i != crate::aggregator::UNATTRIBUTED);
-        if timeline.len() < TIMELINE_MAX && timeline.last().map(|l| l.1) != Some(scope) {
-            timeline.push((self.clock.now(), scope));
-        }
     }
 
     /// Closes the window if it is due; returns when the next one is due (monotonic ms). The
@@ -255,7 +222,7 @@ pub type StallListener = Box<dyn Fn(f64) + Send + Sync>;
 static MONITORS: Mutex<Vec<Arc<Shared>>> = Mutex::new(Vec::new());
 static STALL_LISTENERS: Mutex<Option<HashMap<u32, StallListener>>> = Mutex::new(None);
 static WAKE: Condvar = Condvar::new();
-/// Set when the watch thread must look again before it waits (a monitor or a timeline is new):
+/// Set when the watch thread must look again before it waits (a monitor is new):
 /// a notification sent while it was busy, not waiting, would otherwise be lost.
 static NUDGED: AtomicBool = AtomicBool::new(false);
 
@@ -317,7 +284,6 @@ fn watch_loop() {
                 }
                 if let Some(after) = m.look_in() {
                     next = next.min(now + after);
-                    m.sample_timeline();
                     if let Some(wake) = m.watch() {
                         if let Some(listener) = STALL_LISTENERS.lock().as_ref().and_then(|l| l.get(&m.thread_id)) {
                             listener(wake);
@@ -404,28 +370,5 @@ mod tests {
         assert!(shared.idle().is_none(), "idle now: nothing more to report");
         let r = shared.take_recording(recording).unwrap();
         assert_eq!(r["lag"]["events"][0], event, "the recording has the stall");
-    }
-
-    #[test]
-    fn the_timeline_records_scope_changes() {
-        let mem = Memory::new(cfg(1000.0).slots());
-        let clock = Clock::new(0.0);
-        let shared = Shared::new(9, clock, cfg(1000.0), mem.ledger(), None);
-        let (a, b) = shared.with(|agg, _, _| (agg.add_scope("a"), agg.add_scope("b"))).unwrap();
-        register(shared.clone());
-        mem.switch_to(a, clock.now());
-        shared.start_timeline();
-        for slot in [a, b, a] {
-            mem.switch_to(slot, clock.now());
-            std::thread::sleep(Duration::from_millis(15));
-        }
-        mem.set(crate::ledger::RUNNING, -1.0);
-        std::thread::sleep(Duration::from_millis(15));
-        let timeline = shared.take_timeline();
-        unregister(&shared);
-        let names: Vec<Option<&str>> = timeline.iter().map(|(_, n)| n.as_deref()).collect();
-        assert_eq!(names, vec![Some("a"), Some("b"), Some("a"), None], "{timeline:?}");
-        assert!(timeline.windows(2).all(|w| w[0].0 < w[1].0));
-        assert!(shared.take_timeline().is_empty(), "recording stopped");
     }
 }

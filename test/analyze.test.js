@@ -275,18 +275,27 @@ test('each sample takes the scope in force at its time; idle samples belong to n
   const timeline = [[1000, 'x'], [1250, null], [1500, 'y'], [1650, 'x']];
   const a = analyze(p, { scopeTimeline: timeline });
   const top = (frame, selfMs) => ({ ...reported(frame), selfMs });
+  // busyMs: what the timeline charges each scope from the first sample to the profile's end (1100…1800 µs).
   assert.deepStrictEqual(a.scopes, [
-    { name: 'x', samples: 3, ms: 0.3, percent: 50, topFunctions: [top(fn('a'), 0.3)] },
-    { name: 'y', samples: 2, ms: 0.2, percent: 33.33, topFunctions: [top(fn('b'), 0.1), top(native('(garbage collector)'), 0.1)] },
-    { name: null, samples: 1, ms: 0.1, percent: 16.67, topFunctions: [top(fn('b'), 0.1)] },
+    { name: 'x', samples: 3, ms: 0.3, percent: 50, busyMs: 0.3, topFunctions: [top(fn('a'), 0.3)] },
+    { name: 'y', samples: 2, ms: 0.2, percent: 33.33, busyMs: 0.15, topFunctions: [top(fn('b'), 0.1), top(native('(garbage collector)'), 0.1)] },
+    { name: null, samples: 1, ms: 0.1, percent: 16.67, busyMs: 0.25, topFunctions: [top(fn('b'), 0.1)] },
+  ]);
+
+  // false: the loop idle (rloop's idle mark to the next callback). Its samples are no scope's and
+  // no busy time: the row '(outside callbacks)', without busyMs; '(idle)' samples stay out.
+  const outside = analyze(p, { scopeTimeline: [[1000, 'x'], [1250, false], [1500, 'y']] }).scopes;
+  assert.deepStrictEqual(outside.map((s) => [s.name, s.samples, s.ms, s.busyMs]), [
+    ['y', 3, 0.3, 0.3], ['x', 2, 0.2, 0.15], ['(outside callbacks)', 1, 0.1, undefined],
   ]);
 
   // V8 may emit a sample out of order: it still takes the scope in force at its own time.
   const late = { ...p, samples: p.samples.slice(0, 4), timeDeltas: [100, 100, -50, 150], endTime: 1400 };
   const names = analyze(late, { scopeTimeline: [[1000, 'x'], [1180, 'y']] }).scopes.map((s) => [s.name, s.samples]);
   assert.deepStrictEqual(names, [['x', 2], ['y', 1]], 'samples at 1100 and 1150 in x, 1200 in y, the idle one in none');
+  assert.deepStrictEqual(analyze(p, { scopeTimeline: [] }).scopes.map((s) => [s.name, s.busyMs]), [[null, 0.7]], 'no transition: all unattributed');
   assert.deepStrictEqual(analyze(p).scopes, []);
-  assert.deepStrictEqual(analyze(p, { scopeTimeline: [] }).scopes[0].name, null, 'before any transition: unattributed');
+  assert.deepStrictEqual(analyze(p, { scopeTimeline: [[1300, 'x']] }).scopes.map((s) => [s.name, s.samples, s.busyMs]), [['x', 4, 0.5], [null, 2, 0.2]], 'before the first transition: unattributed');
   assert.throws(() => analyze(p, { scopeTimeline: [[2, 'a'], [1, 'b']] }), /sorted/);
   assert.throws(() => analyze(p, { scopeTimeline: [[1, 7]] }), TypeError);
   assert.throws(() => analyze({ nodes: [] }), /needs a V8 CPU profile/);

@@ -12,6 +12,7 @@ const http = require('node:http');
 const rloop = require('..');
 const { busy, primeStackSampler } = require('./helpers');
 const { assertValidReport } = require('./report');
+const { OUTSIDE } = require('../js/analyze');
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-capture-'));
 test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -299,4 +300,51 @@ test('I/O that never returns: emitted as pending once overdue, and listed by a c
     silent.close();
     silent.closeAllConnections?.();
   }
+});
+
+// Issue #11 §3: CPU by scope puts functions where they ran. The app (test/cpu-app.js) switches
+// scope at nearly every callback, well under a millisecond apart.
+test('CPU by scope: each function of an app whose truth is known is ≥ 95 % in the scope it ran in', async () => {
+  const { run } = require('./cpu-app');
+  const mon = rloop.start();
+  const ran = run(rloop, 1800);
+  const report = await mon.capture({ durationMs: 1500, profile: true, heapStats: false });
+  const spent = await ran;
+  mon.stop();
+  assertValidReport(report);
+  const a = report.profile.analysis;
+  const scope = (name) => a.scopes.find((s) => s.name === name);
+  const where = { computeA: 'a', computeB: 'b', 'JSON.parse': 'b', computeC: 'c', computeU: null };
+  for (const [fn, name] of Object.entries(where)) {
+    const total = a.heavyFunctions.find((f) => f.functionName === fn)?.selfMs ?? 0;
+    const inScope = scope(name)?.topFunctions.find((f) => f.functionName === fn)?.selfMs ?? 0;
+    // Enough samples for a share to mean something, whatever a loaded machine makes the profile miss.
+    assert.ok(total >= 10, `${fn}: ${total} ms in the profile, ${spent[fn].toFixed(1)} ms measured by itself`);
+    assert.ok(inScope >= 0.95 * total, `${fn}: ${inScope} of ${total} ms in ${name}: ${JSON.stringify(a.scopes)}`);
+  }
+  // Samples fall in a scope's intervals only, so its CPU is at most its busy time over the
+  // profile, but for the samples that last past a change of scope: a sample lasts until the next,
+  // and on a loaded machine the next may come late (≤ 1.1× seen; the issue's unattributed read
+  // 3×). Less, by the samples the profile missed.
+  for (const s of a.scopes.filter((x) => x.name !== OUTSIDE)) {
+    assert.ok(s.ms <= 1.25 * s.busyMs + 5, `${s.name}: CPU ${s.ms} ms, busy ${s.busyMs} ms`);
+  }
+  assert.ok(scope(null).ms <= 1.25 * scope(null).busyMs + 5, 'unattributed CPU within its busy time');
+  const busy = a.scopes.reduce((sum, s) => sum + (s.busyMs ?? 0), 0);
+  assert.ok((scope(OUTSIDE)?.ms ?? 0) <= 0.05 * busy, `outside callbacks: ${scope(OUTSIDE)?.ms} ms of ${busy}`);
+});
+
+test("a profile's scope timeline keeps its changes in time order and says when it filled up", () => {
+  const { Timeline, FULL } = require('../js/timeline');
+  const t = new Timeline();
+  t.add(1, 3);
+  t.add(2, 4);
+  t.add(3, 5);
+  t.add(2.5, 4); // a switch inside rloop's own work at a wake is overruled by the one that woke
+  assert.deepStrictEqual(t.entries(), [[1, 3], [2, 4], [2.5, 4]]);
+  assert.deepStrictEqual(t.entries(1), [[2, 4], [2.5, 4]]);
+  for (let i = t.length; i < (1 << 21) + 5; i++) t.add(10 + i, 7);
+  assert.strictEqual(t.length, 1 << 21);
+  assert.strictEqual(t.dropped, 5);
+  assert.deepStrictEqual(t.entries(t.length - 1)[0][1], FULL, 'the last kept change says: nothing known from here');
 });

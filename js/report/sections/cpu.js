@@ -59,12 +59,23 @@ function callStacks(a) {
 function scopes(ctx, a) {
   const all = list(a.scopes);
   if (all.length === 0) return empty('No scope timeline was recorded with this profile.');
-  return table({
+  const known = all.filter((s) => Number.isFinite(s.busyMs));
+  const cpu = known.reduce((sum, s) => sum + (Number(s.ms) || 0), 0);
+  const busy = known.reduce((sum, s) => sum + s.busyMs, 0);
+  const seen = busy > 0 ? `; here the samples cover ${pct(Math.min(1, cpu / busy))} of the busy time` : '';
+  // How the two figures relate (issue #11 §3).
+  const note = '<p class="muted hint">Each sample goes to the scope busy time charges at the sample\'s own time (every change of scope, as the hooks made it), '
+    + 'so a scope\'s CPU is its busy time over the profile (Busy time) as far as the profile has samples: it falls short where samples are missing '
+    + `(the thread or the profiler waited for a core, a sample waited for a system call)${seen}. `
+    + 'Busy time includes the bookkeeping between a scope\'s callbacks until the next callback or the loop waits; '
+    + '(outside callbacks) is what ran after that until the next callback (V8\'s tasks such as garbage collection, libuv), no scope\'s and no busy time.</p>';
+  return note + table({
     label: 'CPU by scope',
-    columns: [{ label: 'Scope' }, { label: 'Samples', num: true }, { label: 'CPU', num: true }, { label: 'CPU, % of busy', num: true },
-      { label: 'Top functions' }],
+    columns: [{ label: 'Scope' }, { label: 'Samples', num: true }, { label: 'CPU', num: true }, { label: 'Busy time', num: true },
+      { label: 'CPU, % of busy', num: true }, { label: 'Top functions' }],
     rows: all.map((s) => [
       `${ctx.swatch(s.name)}${ctx.scope(s.name)}`, [num(s.samples), s.samples], [ms(s.ms), s.ms],
+      Number.isFinite(s.busyMs) ? [ms(s.busyMs), s.busyMs] : ['–', -1],
       [bar((Number(s.percent) || 0) / 100, `${num(s.percent, 1)} %`), s.percent],
       list(s.topFunctions).slice(0, TOP_FUNCTIONS)
         .map((f) => `<span class="fn">${text(f.functionName, 80)}</span> ${ms(f.selfMs)}`).join('<br>'),

@@ -1,0 +1,59 @@
+'use strict';
+// The scope timeline of a CPU profile: every change of the charged scope, as the hot path makes
+// it (js/hooks.js), with the time it read for the change, and the addon's idle marks. The same
+// transitions as busy time, so a profile sample at time t is charged to the scope busy time
+// charges at t. Recorded only while a capture with a profile runs; bounded: changes past
+// MAX are dropped and counted, and the timeline says from when it knows nothing.
+
+const CHUNK = 1 << 15; // transitions per chunk (512 KB)
+const MAX = 1 << 21; // transitions kept at most (32 MB), ≈ 20 s at 100 000 changes a second
+
+/** A scope slot, or one of these. */
+const IDLE = -1; // the loop waits, from the idle mark until the next callback
+const FULL = -2; // the timeline is full: nothing is known from here on
+
+class Timeline {
+  #chunks = [new Float64Array(2 * CHUNK)];
+  #n = 0;
+  dropped = 0;
+
+  /** `slot` charged from `t` (performance.now() ms). */
+  add(t, slot) {
+    let n = this.#n;
+    // Out of order only when rloop's own work at a wake switched inside the switch that woke
+    // it (js/hooks.js woke()): the outer switch's charge stands, so the inner ones go.
+    while (n > 0 && this.#time(n - 1) > t) n--;
+    if (n >= MAX) {
+      this.dropped++;
+      return;
+    }
+    const chunk = n >> 15;
+    if (chunk === this.#chunks.length) this.#chunks.push(new Float64Array(2 * CHUNK));
+    const c = this.#chunks[chunk];
+    const i = 2 * (n & (CHUNK - 1));
+    c[i] = t;
+    c[i + 1] = n + 1 === MAX ? FULL : slot;
+    this.#n = n + 1;
+  }
+
+  #time(k) {
+    return this.#chunks[k >> 15][2 * (k & (CHUNK - 1))];
+  }
+
+  /** The transitions from the `from`-th on, as `[t, slot]` pairs. */
+  entries(from = 0) {
+    const out = [];
+    for (let k = from; k < this.#n; k++) {
+      const c = this.#chunks[k >> 15];
+      const i = 2 * (k & (CHUNK - 1));
+      out.push([c[i], c[i + 1]]);
+    }
+    return out;
+  }
+
+  get length() {
+    return this.#n;
+  }
+}
+
+module.exports = { Timeline, IDLE, FULL };
