@@ -30,8 +30,11 @@ test('another thread sees a blocking scope at >= 90 % ELU before the loop return
     busy(1500);
     returnedAt = Date.now();
     // The same live view from inside the running callback.
-    const self = scopeIn(mon.elu(), 'blocker');
-    assert.ok(self.busyMs >= 500, `own live view: ${self.busyMs} ms`);
+    // Windows close on time while it runs: with one or two closed meanwhile, this one and the
+    // last hold at least a full window of it.
+    const live = mon.elu();
+    const ms = scopeIn(live, 'blocker').busyMs + (live.last ? scopeIn(live.last, 'blocker').busyMs : 0);
+    assert.ok(ms >= 990, `own live view: ${ms} ms`);
   });
   await reader.terminate();
   mon.stop();

@@ -30,7 +30,8 @@ m.on('window', (w) => {
   if (windows.length < 2) return;
   clearTimeout(timeout);
   const addons = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
-  console.log(JSON.stringify({ node: process.versions.node, addons, windows, totals: m.totals() }));
+  // Every closed window, not only those after the listener: on a loaded machine 'x' may close one first.
+  console.log(JSON.stringify({ node: process.versions.node, addons, windows: m.history(), totals: m.totals() }));
   m.stop();
 });
 `;
