@@ -1,8 +1,8 @@
 'use strict';
 // Busy time by package (js/packages.js): the package of every form of frame URL, the rules on
-// hand-built profiles (whose code a native frame's time is, rloop's frames, V8's entries), and a
-// real capture of an app calling two packages from node_modules (test/fixtures/node_modules),
-// against the same samples by scope and the app's own clock.
+// hand-built profiles (whose code a native frame's time is, rloop's frames, V8's entries), a real
+// capture of an app calling two packages from node_modules (test/fixtures/node_modules) against
+// the same samples by scope and the app's own clock, and a real package (ajv) at work.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -120,4 +120,18 @@ test('a real capture: each package\'s share of busy time is the share its scope 
   assert.equal(a.heavyFunctions.find((f) => f.functionName === 'buildPlan')?.package, 'busy-orm');
   assert.equal(a.heavyFunctions.find((f) => f.functionName === 'digest')?.package, '@acme/digest');
   assert.equal(a.heavyFunctions.find((f) => f.functionName === 'renderReport')?.package, undefined, 'the app\'s own code is no package');
+});
+
+test('a real package from node_modules: compiling JSON schemas with ajv is ajv\'s time, named in its heavy functions', async () => {
+  const profile = require('../js/profile');
+  const Ajv = require('ajv');
+  const schema = { type: 'object', properties: { a: { type: 'string', pattern: '^x+$' }, b: { type: 'array', items: { type: 'number' } } }, required: ['a'] };
+  const p = await profile.start();
+  for (const end = performance.now() + 500; performance.now() < end; ) new Ajv().compile(schema);
+  const a = analyze(await p.stop());
+  const [top] = a.packages;
+  assert.equal(top.name, 'ajv', JSON.stringify(a.packages));
+  assert.ok(top.busyPercent >= 30, JSON.stringify(a.packages));
+  const fns = a.heavyFunctions.filter((f) => f.url.includes('/node_modules/ajv/'));
+  assert.ok(fns.length > 0 && fns.every((f) => f.package === 'ajv'), JSON.stringify(a.heavyFunctions));
 });
