@@ -202,7 +202,11 @@ test('a 100 k-sample profile and 10 k slow I/O events render under 2 MB, saying 
   assert.match(caps, /All I\/O: the 50 costliest of 6,000 targets are listed/);
   assert.match(caps, /Lag timeline: the 500 longest of 1,000 stalls are drawn/);
   assert.match(caps, /Flame graph: [\d,]+ call-tree nodes are left out/);
+  assert.match(caps, /CPU by package: the 30 busiest of 32 packages are listed, the rest summed in \(other packages\)/);
   assert.match(section(html, 'io'), /class="cap"/, 'and in the section itself');
+  const packages = section(html, 'cpu').match(/aria-label="CPU by package">.*?<\/table>/s)[0];
+  assert.equal(count(packages, /<tr><td>/g), report.profile.analysis.packages.length);
+  assert.match(plain(packages), /\(other packages\) 2 package /);
 });
 
 test('rloop report writes the HTML page and a pretty JSON copy', () => {

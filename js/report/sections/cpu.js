@@ -93,7 +93,7 @@ function render(ctx) {
     + `<span>idle <b>${ms(Number(a.categories?.idle) || 0)}</b></span><span>samples <b>${num(a.samples)}</b></span>`
     + `<span>interval <b>${num(a.intervalUs)} µs</b></span>${profile.file ? `<span>file <code>${text(profile.file, 200)}</code></span>` : ''}</p>`;
   return head + categories(a)
-    + `<h3>CPU by package</h3>${packages.render(a)}`
+    + `<h3>CPU by package</h3>${packages.render(ctx, a)}`
     + `<h3>Heavy functions</h3>${heavy(a)}`
     + `<h3>Call stacks of the heaviest</h3>${callStacks(a)}`
     + `<h3>CPU by scope</h3>${scopes(ctx, a)}`

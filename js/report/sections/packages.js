@@ -4,7 +4,7 @@
 
 const { esc, text } = require('../escape');
 const { maxOf, ms, num } = require('../format');
-const { table, bar, empty } = require('../table');
+const { table, bar, capped, empty } = require('../table');
 const { list, PALETTE, OTHER } = require('../context');
 const facts = require('../facts');
 
@@ -15,7 +15,7 @@ const KIND = { package: 'package', app: 'the app', node: 'Node.js', native: 'nat
 // The scopes' palette less the colours it shares with those kinds (user, node, gc).
 const COLORS = PALETTE.filter((c) => !['#f28e2b', '#59a14f', '#edc948'].includes(c));
 
-function render(a) {
+function render(ctx, a) {
   const all = list(a.packages);
   if (all.length === 0) return empty('No busy time by package in this report (older reports have none).');
   const busy = facts.busyMs(a);
@@ -38,6 +38,9 @@ function render(a) {
     + 'the innermost when nested), Node.js\'s own modules and the app\'s files. Native code with no frame of its own file (C++ bindings, '
     + 'compiled regular expressions, JSON.parse, eval) counts for the JavaScript that called it.</p>';
   const most = Math.max(maxOf(share), 1e-9);
+  const others = all.find((p) => p.packages !== undefined);
+  const listed = all.filter((p) => p.kind === 'package' && p !== others).length;
+  const cap = others ? capped(ctx, `CPU by package: the ${num(listed)} busiest of ${num(listed + others.packages)} packages are listed, the rest summed in ${others.name}`) : '';
   return lead + hint
     + `<div class="catbar" role="img" aria-label="CPU time by package, share of busy time">${parts.join('')}</div>`
     + table({
@@ -51,7 +54,7 @@ function render(a) {
         [bar(share[i] / most, `${num(share[i], 1)} %`), share[i]],
         list(p.topFunctions).slice(0, TOP_FUNCTIONS).map((f) => `<span class="fn">${text(f.functionName, 80)}</span> ${ms(f.selfMs)}`).join('<br>'),
       ]),
-    });
+    }) + cap;
 }
 
 module.exports = { render };
