@@ -23,13 +23,17 @@ function render(ctx, a) {
   // Packages in their own colours, heaviest first; other code in its kind of work's colour.
   let colors = 0;
   const look = all.map((p) => {
-    if (p.kind !== 'package') return { cls: ` class="cat-${CATEGORY[p.kind] ?? 'native'}"`, background: '' };
+    if (p.kind !== 'package') return { cls: `cat-${CATEGORY[p.kind] ?? 'native'}`, style: '' };
     const other = p.packages !== undefined || colors >= COLORS.length;
-    return { cls: '', background: `background:${other ? OTHER : COLORS[colors++]}` };
+    return { cls: '', style: `background:${other ? OTHER : COLORS[colors++]}` };
   });
-  const parts = all.map((p, i) => `<span${look[i].cls} style="width:${num(share[i], 2)}%${look[i].background ? `;${look[i].background}` : ''}"`
+  const attrs = (i, cls, style) => {
+    const c = [cls, look[i].cls].filter(Boolean).join(' ');
+    const st = [style, look[i].style].filter(Boolean).join(';');
+    return `${c ? ` class="${c}"` : ''}${st ? ` style="${st}"` : ''}`;
+  };
+  const parts = all.map((p, i) => `<span${attrs(i, '', `width:${num(share[i], 2)}%`)}`
     + ` data-tip="${esc(`${p.name}\n${ms(p.selfMs)}, ${num(share[i], 1)} % of busy time`)}"></span>`);
-  const swatch = (i) => (look[i].cls ? `<i${look[i].cls.replace('class="', 'class="swatch ')}></i>` : `<i class="swatch" style="${look[i].background}"></i>`);
   const top = all.find((p) => p.kind === 'package' && p.packages === undefined);
   const lead = top
     ? `<p>The busiest package, <code>${text(top.name)}</code>, ran <b>${num(facts.busyPercent(top, busy), 1)} %</b> of the busy time in its own code (${ms(top.selfMs)}).</p>`
@@ -47,7 +51,7 @@ function render(ctx, a) {
       label: 'CPU by package',
       columns: [{ label: 'Code' }, { label: 'Kind' }, { label: 'Self', num: true }, { label: 'Self, % of busy', num: true }, { label: 'Top functions' }],
       rows: all.map((p, i) => [
-        `${swatch(i)}${text(p.name)}`
+        `<i${attrs(i, 'swatch', '')}></i>${text(p.name)}`
           + (p.packages === undefined ? '' : ` <span class="muted">${num(p.packages)}</span>`),
         esc(KIND[p.kind] ?? p.kind),
         [ms(p.selfMs), p.selfMs],
