@@ -74,6 +74,17 @@ test('self time by owner: native, eval and rloop frames count for their caller; 
   for (const f of a.heavyFunctions.filter((x) => !x.url.includes('node_modules'))) assert.equal('package' in f, false, f.functionName);
 });
 
+test('WebAssembly and eval code count for their caller, whichever package or app that is', () => {
+  const wasm = (functionName) => ({ functionName, url: 'wasm://wasm/7f3a2b1e', scriptId: '12', key: functionName });
+  const tree = [native('(root)'),
+    [fn('main'),
+      [fn('hash', '/srv/app/node_modules/@noble/hashes/index.js'), [wasm('sha256')], [{ functionName: 'compiled', url: '', scriptId: '13', key: 'pkg eval' }]],
+      [wasm('resize')]]];
+  const a = analyze(synthetic(tree, ['sha256', 'sha256', 'sha256', 'pkg eval', 'resize', 'resize', 'main'], { stepUs: 1000 }));
+  assert.deepEqual(a.packages.map((p) => [p.name, p.selfMs]), [['@noble/hashes', 4], ['(app)', 3]]);
+  assert.equal(a.heavyFunctions.find((f) => f.functionName === 'sha256').package, undefined, 'the function is no file of the package');
+});
+
 test('past 30 packages, the rest are summed in one entry that counts them', () => {
   const names = Array.from({ length: 34 }, (_, i) => `pkg-${String(i).padStart(2, '0')}`);
   const tree = [native('(root)'), [fn('main'), ...names.map((name) => [fn(name, `/srv/app/node_modules/${name}/index.js`)])]];
