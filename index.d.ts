@@ -268,12 +268,22 @@ export interface IoAggregate extends IoStat { type: SlowIoEvent['type']; targets
 
 export type PatternId = 'cpu-hog' | 'long-calls' | 'json-heavy' | 'regex-heavy' | 'gc-pressure' | 'sync-io' | 'crypto-heavy' | 'healthy';
 
+export interface PackageShare {
+  name: string;
+  kind: 'package' | 'app' | 'node' | 'native' | 'gc' | 'program';
+  selfMs: number;
+  /** of the profile's busy (non-idle) time */
+  busyPercent: number;
+  topFunctions: (Frame & { selfMs: number })[];
+  packages?: number;
+}
+
 export interface Analysis {
   durationMs: number;
   samples: number;
   intervalUs: number;
   /** `selfPercent` of the whole profile; `busyPercent` of its busy (non-idle) time, the basis of `patterns[].percent` (absent in older reports). */
-  heavyFunctions: (Frame & { selfMs: number; selfPercent: number; busyPercent?: number; category: string })[];
+  heavyFunctions: (Frame & { selfMs: number; selfPercent: number; busyPercent?: number; category: string; /** the npm package whose file it is in */ package?: string })[];
   callStacks: (Frame & { selfMs: number; stacks: { frames: Frame[]; ms: number; percent: number }[] })[];
   categories: Record<string, number>;
   patterns: { id: PatternId; severity: 'info' | 'warning' | 'critical'; message: string; location: Frame | null; suggestion: string | null; percent: number }[];
@@ -283,6 +293,12 @@ export interface Analysis {
    * changes of scope (absent for '(outside callbacks)' and in older reports); `ms` falls short of it by the samples missed.
    */
   scopes: { name: string | null; samples: number; ms: number; percent: number; busyMs?: number; topFunctions: (Frame & { selfMs: number })[] }[];
+  /**
+   * Busy time by whose code ran, heaviest first, together all of it: each npm package (`name` the package), the app's
+   * files, Node's modules, native code no JavaScript called, GC and (program). Native frames count for their caller.
+   * Past 30 packages the rest are one '(other packages)' entry, `packages` how many (absent in older reports).
+   */
+  packages?: PackageShare[];
   /** User functions whose single calls lasted `thresholdMs` or more (absent in older reports). */
   longCalls?: { thresholdMs: number; functions: (Frame & { calls: number; longestMs: number; ms: number; percent: number })[] };
 }

@@ -1,6 +1,6 @@
 'use strict';
 // Analysis of a V8 CPU profile (a .cpuprofile's content): where the time went by function, by
-// kind of work and by scope, and the patterns worth acting on. Pure: no I/O, no clock; one pass
+// kind of work, by scope and by package (js/packages.js), and the patterns worth acting on. Pure: no I/O, no clock; one pass
 // over the nodes and one over the samples.
 //
 // A frame's kind comes from what the frame is, never from its name alone (a user function named
@@ -24,6 +24,8 @@ const { plainObject, knownOnly } = require('./options');
 const { flameTree } = require('./flame');
 const { isOwn } = require('./report/frames');
 const { longCalls, longCallsByFunction } = require('./long-calls');
+const { round, ms, percent } = require('./units');
+const { packageOfFrame, busyByPackage } = require('./packages');
 
 const CATEGORIES = ['user', 'node', 'native', 'json', 'regex', 'crypto', 'sync-io', 'gc', 'program', 'idle'];
 const [USER, NODE, NATIVE, JSON_, REGEX, CRYPTO, SYNC_IO, GC, PROGRAM, IDLE] = CATEGORIES.keys();
@@ -84,10 +86,6 @@ function frameOf({ functionName, url, lineNumber, columnNumber }) {
     column: columnNumber >= 0 ? columnNumber + 1 : null,
   };
 }
-
-const round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
-const ms = (us) => round(us / 1000, 3);
-const percent = (part, whole) => (whole > 0 ? round((100 * part) / whole, 2) : 0);
 
 /** The profile's nodes as arrays by index, in an order where parents come before children. */
 function indexNodes(nodes) {
@@ -537,13 +535,17 @@ function study(profile, options) {
   const busyUs = categoryUs.reduce((sum, us) => sum + us, 0) - categoryUs[IDLE];
   const frameOfFn = (fn) => frameOf(nodes[first[fn]].callFrame);
 
-  const heavyFunctions = fns.slice(0, HEAVY_FUNCTIONS).map(({ fn, us, category: c }) => ({
-    ...frameOfFn(fn),
-    selfMs: ms(us),
-    selfPercent: percent(us, durationUs),
-    busyPercent: percent(us, busyUs),
-    category: CATEGORIES[c],
-  }));
+  const heavyFunctions = fns.slice(0, HEAVY_FUNCTIONS).map(({ fn, us, category: c }) => {
+    const pkg = packageOfFrame(nodes[first[fn]].callFrame);
+    return {
+      ...frameOfFn(fn),
+      selfMs: ms(us),
+      selfPercent: percent(us, durationUs),
+      busyPercent: percent(us, busyUs),
+      category: CATEGORIES[c],
+      ...(pkg === null ? {} : { package: pkg }),
+    };
+  });
 
   const top = fns.slice(0, CALL_STACK_FUNCTIONS);
   const nodesOf = new Map(top.map(({ fn }) => [fn, []]));
@@ -572,6 +574,9 @@ function study(profile, options) {
     thresholdUs,
   });
 
+  const measured = {
+    nodes, parent: tree.parent, order: tree.order, self, fnOf, category: cls.category, names: CATEGORIES, idle: IDLE, own: cls.own,
+  };
   const analysis = {
     durationMs: ms(durationUs),
     samples: profile.samples.length,
@@ -581,15 +586,13 @@ function study(profile, options) {
     categories: Object.fromEntries(CATEGORIES.map((name, c) => [name, ms(categoryUs[c])])),
     patterns,
     scopes: scopes ? scopeSummaries(scopes, busyUs, fnOf, frameOfFn) : [],
+    packages: busyByPackage(measured, busyUs, frameOfFn),
     longCalls: {
       thresholdMs: lagThresholdMs,
       functions: long.slice(0, LONG_CALL_FUNCTIONS).map((c) => ({
         ...c.frame, calls: c.calls, longestMs: ms(c.maxUs), ms: ms(c.us), percent: percent(c.us, busyUs),
       })),
     },
-  };
-  const measured = {
-    nodes, parent: tree.parent, order: tree.order, self, fnOf, category: cls.category, names: CATEGORIES, idle: IDLE, own: cls.own,
   };
   return { analysis, measured };
 }

@@ -13,6 +13,7 @@ const { Worker } = require('node:worker_threads');
 const profile = require('../js/profile');
 const { analyze, CATEGORIES } = require('../js/analyze');
 const { profiled, NAMES } = require('./fixtures/profile-workloads');
+const { synthetic, fn, native } = require('./fixtures/tree-profile');
 
 const NATIVE_PARSE = JSON.parse;
 
@@ -163,34 +164,7 @@ test('a .cpuprofile file analyzes the same; stop() and stopSync() restore JSON',
   assert.strictEqual(exiting.trim(), 'true');
 });
 
-/**
- * A profile from a tree of `[frame, ...children]`, samples named by function name (or the
- * frame's `key`), one every `stepUs`. Frames with a url are at line 10, column 5; others are
- * V8's or native (script 0).
- */
-function synthetic(tree, sampleNames, { startTime = 1000, stepUs = 100 } = {}) {
-  const nodes = [];
-  const idOf = new Map();
-  const add = ([{ key, ...frame }, ...children]) => {
-    const at = frame.url ? { scriptId: '7', lineNumber: 9, columnNumber: 4 } : { scriptId: '0', lineNumber: -1, columnNumber: -1 };
-    const node = { id: nodes.length + 1, callFrame: { ...at, ...frame }, children: [] };
-    nodes.push(node);
-    idOf.set(key ?? frame.functionName, node.id);
-    node.children = children.map(add);
-    return node.id;
-  };
-  add(tree);
-  return {
-    nodes,
-    startTime,
-    endTime: startTime + (sampleNames.length + 1) * stepUs,
-    samples: sampleNames.map((n) => idOf.get(n)),
-    timeDeltas: sampleNames.map(() => stepUs),
-  };
-}
 
-const fn = (functionName, url = 'file:///app.js') => ({ functionName, url });
-const native = (functionName) => ({ functionName, url: '' });
 /** A synthetic frame as analyze() reports it. */
 const reported = ({ functionName, url }) => ({ functionName, url, line: url ? 10 : null, column: url ? 5 : null });
 

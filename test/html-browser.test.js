@@ -13,6 +13,7 @@ const { chromium } = require('playwright-core');
 const { renderHtml } = require('../js/report/html');
 const { appReport } = require('./fixtures/report-app');
 const { scaleReport, hostileReport, emptyReport, diagnosisReport } = require('./fixtures/synthetic-reports');
+const { packagesReport } = require('./fixtures/tree-profile');
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(__dirname, '..', 'artifacts');
@@ -270,3 +271,38 @@ describe('HTML report in Chromium: one set of numbers (issue #11)', { skip: !fs.
     await page.locator('#cpu').screenshot({ path: path.join(ARTIFACTS, 'diagnosis-cpu.png') });
   });
 });
+
+// Issue #12 §3: busy time by package, as a person with no scopes reads it. Screenshot: artifacts/packages-cpu.png.
+describe('HTML report in Chromium: CPU by package (issue #12)', { skip: !fs.existsSync(CHROMIUM) && `no ${CHROMIUM}` }, () => {
+  let browser;
+  let page;
+  const file = path.join(ARTIFACTS, 'report-packages.html');
+
+  before(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.writeFileSync(file, renderHtml(packagesReport()));
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`file://${file}`, { waitUntil: 'load' });
+  });
+
+  after(() => browser?.close());
+
+  test('the busiest package is said, its bar part is the widest and its tip says its share; the table sorts', async () => {
+    assert.match(await page.locator('#cpu').innerText(), /The busiest package, some-orm, ran 39 % of the busy time in its own code \(39 ms\)\./);
+    const bar = page.locator('.catbar[aria-label="CPU time by package, share of busy time"]');
+    const widths = await bar.locator('span').evaluateAll((parts) => parts.map((p) => p.getBoundingClientRect().width));
+    const whole = await bar.evaluate((el) => el.getBoundingClientRect().width);
+    assert.ok(Math.abs(widths.reduce((a, b) => a + b, 0) - whole) < 2, `parts ${widths} fill the bar of ${whole} px`);
+    assert.ok(Math.abs(widths[0] / whole - 0.39) < 0.01, `some-orm's part: ${widths[0]} of ${whole} px`);
+    await bar.locator('span').first().hover();
+    assert.match(await page.locator('#tip').innerText(), /^some-orm\s+39 ms, 39 % of busy time$/);
+    const table = page.locator('table[aria-label="CPU by package"]');
+    const names = () => table.locator('tbody tr td:first-child').allInnerTexts();
+    assert.deepEqual((await names()).slice(0, 3), ['some-orm', '(app)', '@orm/sql']);
+    await table.locator('th', { hasText: /^Code$/ }).click();
+    assert.deepEqual((await names()).slice(0, 2), ['(app)', '(garbage collector)'], 'by name');
+    await page.locator('#cpu').screenshot({ path: path.join(ARTIFACTS, 'packages-cpu.png') });
+  });
+});
+

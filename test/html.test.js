@@ -14,6 +14,7 @@ const { renderHtml } = require('../js/report/html');
 const { assertValidReport } = require('./report');
 const { appReport } = require('./fixtures/report-app');
 const { scaleReport, hostileReport, emptyReport, diagnosisReport, PAYLOADS, HUGE } = require('./fixtures/synthetic-reports');
+const { packagesReport } = require('./fixtures/tree-profile');
 
 const CLI = path.join(__dirname, '..', 'cli', 'rloop.js');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-html-'));
@@ -201,7 +202,11 @@ test('a 100 k-sample profile and 10 k slow I/O events render under 2 MB, saying 
   assert.match(caps, /All I\/O: the 50 costliest of 6,000 targets are listed/);
   assert.match(caps, /Lag timeline: the 500 longest of 1,000 stalls are drawn/);
   assert.match(caps, /Flame graph: [\d,]+ call-tree nodes are left out/);
+  assert.match(caps, /CPU by package: the 30 busiest of 32 packages are listed, the rest summed in \(other packages\)/);
   assert.match(section(html, 'io'), /class="cap"/, 'and in the section itself');
+  const packages = section(html, 'cpu').match(/aria-label="CPU by package">.*?<\/table>/s)[0];
+  assert.equal(count(packages, /<tr><td>/g), report.profile.analysis.packages.length);
+  assert.match(plain(packages), /\(other packages\) 2 package /);
 });
 
 test('rloop report writes the HTML page and a pretty JSON copy', () => {
@@ -381,3 +386,42 @@ test('a stall whose stack is not the blocker\'s says so, and never groups under 
   const byLocation = lag.slice(lag.indexOf('By code location'), lag.indexOf('Longest stalls'));
   assert.ok(!byLocation.includes('ranAfter'), 'not grouped under what ran after');
 });
+
+test('issue #12 §3: CPU by package, a bar and a table of shares of busy time; heavy functions say their package', () => {
+  const r = packagesReport();
+  assertValidReport(r);
+  const cpu = section(renderHtml(r), 'cpu');
+  assert.match(plain(cpu), /The busiest package, some-orm , ran 39 % of the busy time in its own code \(39 ms\)\./);
+  assert.match(cpu, /<div class="catbar" role="img" aria-label="CPU time by package, share of busy time">/);
+  const bar = cpu.match(/aria-label="CPU time by package, share of busy time">(.*?)<\/div>/s)[1];
+  assert.equal(count(bar, /<span /g), r.profile.analysis.packages.length, 'a part for each');
+  assert.match(bar, /<span style="width:39%;background:#4e79a7" data-tip="some-orm\n39 ms, 39 % of busy time">/);
+  assert.match(bar, /<span class="cat-user" style="width:14%" data-tip="\(app\)\n14 ms, 14 % of busy time">/);
+  const table = cpu.match(/<table class="sortable [^"]*" aria-label="CPU by package">.*?<\/table>/s)[0];
+  const rows = [...table.matchAll(/<tr><td>(.*?)<\/tr>/gs)].map((m) => plain(m[1]).trim());
+  assert.deepEqual(rows, [
+    'some-orm package 39 ms 39 % query 30 ms JSON.parse 5 ms RegExp: ^\\w+$ 4 ms',
+    '(app) the app 14 ms 14 % main 9 ms validate 3 ms JSON.parse 2 ms',
+    '@orm/sql package 11 ms 11 % build 11 ms',
+    '(garbage collector) GC 9 ms 9 % (garbage collector) 9 ms',
+    'lodash package 8 ms 8 % find 8 ms',
+    '(node core) Node.js 7 ms 7 % read 4 ms listOnTimeout 2 ms run 1 ms',
+    'tpl package 6 ms 6 % render 6 ms',
+    '(program) V8 4 ms 4 % (program) 4 ms',
+    '(native) native 2 ms 2 % uv_run 1 ms callback 1 ms',
+  ]);
+  const heavy = cpu.match(/aria-label="Heavy functions">.*?<\/table>/s)[0];
+  assert.match(plain(heavy), / query some-orm …\/lib\/query\.js:10 user 30 ms /);
+  assert.match(plain(heavy), / main …\/src\/main\.js:10 user 9 ms /, 'the app\'s own function names no package');
+});
+
+test('issue #12 §3: a report from before packages says so, and the rest of the CPU section renders', () => {
+  const r = packagesReport();
+  delete r.profile.analysis.packages;
+  for (const f of r.profile.analysis.heavyFunctions) delete f.package;
+  assertValidReport(r);
+  const cpu = section(renderHtml(r), 'cpu');
+  assert.match(cpu, /No busy time by package in this report \(older reports have none\)\./);
+  assert.match(cpu, /aria-label="Heavy functions"/);
+});
+

@@ -1,5 +1,5 @@
 'use strict';
-// CPU: where the profile's time went — by kind of work, by function (with the call stacks of the
+// CPU: where the profile's time went — by kind of work, by package, by function (with the call stacks of the
 // heaviest), by scope, and as a flame graph.
 
 const { esc, text } = require('../escape');
@@ -7,6 +7,7 @@ const { frame, maxOf, ms, num, pct, where } = require('../format');
 const { table, bar, empty } = require('../table');
 const { stackDetails } = require('./stacks');
 const flame = require('./flame');
+const packages = require('./packages');
 const { CATEGORIES } = require('../../analyze');
 const { list } = require('../context');
 const facts = require('../facts');
@@ -37,7 +38,8 @@ function heavy(a) {
     columns: [{ label: '#', num: true }, { label: 'Function' }, { label: 'Location' }, { label: 'Kind' },
       { label: 'Self', num: true }, { label: 'Self, % of busy', num: true }],
     rows: fns.map((f, i) => [
-      [String(i + 1), i + 1], `<span class="fn">${text(f.functionName)}</span>`, where(f),
+      [String(i + 1), i + 1],
+      `<span class="fn">${text(f.functionName)}</span>${typeof f.package === 'string' ? ` <span class="muted">${text(f.package)}</span>` : ''}`, where(f),
       `<i class="swatch cat-${category(f.category)}"></i>${category(f.category)}`,
       [ms(f.selfMs), f.selfMs],
       [bar((share[i] ?? 0) / top, `${num(share[i], 1)} %`), share[i] ?? -1],
@@ -91,6 +93,7 @@ function render(ctx) {
     + `<span>idle <b>${ms(Number(a.categories?.idle) || 0)}</b></span><span>samples <b>${num(a.samples)}</b></span>`
     + `<span>interval <b>${num(a.intervalUs)} µs</b></span>${profile.file ? `<span>file <code>${text(profile.file, 200)}</code></span>` : ''}</p>`;
   return head + categories(a)
+    + `<h3>CPU by package</h3>${packages.render(ctx, a)}`
     + `<h3>Heavy functions</h3>${heavy(a)}`
     + `<h3>Call stacks of the heaviest</h3>${callStacks(a)}`
     + `<h3>CPU by scope</h3>${scopes(ctx, a)}`
