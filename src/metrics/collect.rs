@@ -212,6 +212,25 @@ mod tests {
     }
 
     #[test]
+    fn a_monitor_s_figures_carry_its_thread_uptime_and_slow_io() {
+        let cfg = Config { window_ms: 1000.0, history: 2, max_scopes: 4, key_slots: 16, max_keys: 16, worst_keys: 1, time_origin: 0.0 };
+        let m = Memory::new(cfg.slots());
+        let shared = Shared::new(3, crate::clock::Clock::new(0.0), cfg, m.ledger(), None);
+        shared.slow_io.record("dns", 0.7, true);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let f = figures(&shared, 5).unwrap();
+        assert_eq!(f.thread, 3);
+        assert!(f.elapsed_ms >= 5.0, "{f:?}");
+        assert_eq!(f.slow_io[0].1.errors, 1);
+        let json = families(&[f]).iter().map(Family::to_json).find(|j| j["name"] == "rloop_slow_io_errors_total").unwrap();
+        assert_eq!(json["samples"][0]["labels"]["type"], "dns");
+        assert_eq!(json["otel"], "rloop.slow_io.errors");
+        shared.detach();
+        assert!(figures(&shared, 5).is_none(), "detached: nothing read");
+        assert!(all(5).iter().all(|f| f.samples.iter().all(|s| s.labels[0].1 != "3")), "unregistered: not served");
+    }
+
+    #[test]
     fn a_stall_in_progress_names_its_scope() {
         let cfg = Config { window_ms: 1000.0, history: 2, max_scopes: 4, key_slots: 16, max_keys: 16, worst_keys: 1, time_origin: 0.0 };
         let m = Memory::new(cfg.slots());
