@@ -103,6 +103,36 @@ test('scrapes are answered while the loop is blocked for 2 s, and name the block
   }
 });
 
+test('a worker\'s monitor is served by the endpoint the main thread started, under its threadId', async () => {
+  const mon = rloop.start({ windowMs: 100, metrics: { port: 0 } });
+  const worker = new Worker(`
+    const { parentPort } = require('node:worker_threads');
+    const rloop = require(${JSON.stringify(require.resolve('..'))});
+    const { busy } = require(${JSON.stringify(require.resolve('./helpers'))});
+    const mon = rloop.start({ windowMs: 100 });
+    rloop.scope('in-worker', () => busy(80));
+    parentPort.postMessage('done');
+    parentPort.once('message', () => mon.stop());
+  `, { eval: true });
+  try {
+    await new Promise((r) => worker.once('message', r));
+    await sleep(250);
+    const m = parse((await scrape(mon.metrics.port)).body);
+    const id = String(worker.threadId);
+    const spun = series(m, 'rloop_scope_busy_seconds_total', { thread: id, scope: 'in-worker' });
+    assert.ok(spun >= 0.08 && spun < 0.5, `worker scope: ${spun}s`);
+    assert.ok(series(m, 'nodejs_eventloop_time_seconds_total', { thread: id, nodejs_eventloop_state: 'active' }) >= spun);
+    assert.ok(m.some((s) => s.name === 'nodejs_eventloop_time_seconds_total' && s.labels.thread === '0'), 'and the main thread');
+    worker.postMessage('stop');
+    await sleep(100);
+    const after = parse((await scrape(mon.metrics.port)).body);
+    assert.ok(!after.some((s) => s.labels.thread === id), 'a stopped monitor is no longer served');
+  } finally {
+    await worker.terminate();
+    mon.stop();
+  }
+});
+
 test('50 000 scopes never produce more than topScopes + 1 series per scope metric', async () => {
   const N = 20;
   const mon = rloop.start({ windowMs: 100, maxScopes: 100000, metrics: { port: 0, topScopes: N } });

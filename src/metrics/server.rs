@@ -2,7 +2,7 @@
 //! `Connection: close`. Hand-written rather than a server crate: those grow a thread pool per
 //! load (tiny_http spawns a thread per busy connection), and the limits here are the point —
 //! one thread whatever the clients do, at most `MAX_CONNECTIONS` open (once full, a new one
-//! evicts the oldest that has been sending its request for `GRACE` or more: slowloris clients
+//! evicts the oldest that has been sending its request for `GRACE` or more, slow senders first: slowloris clients
 //! lose their place, scrapers do not wait; with none to evict, new ones wait in the backlog),
 //! requests cut at `MAX_REQUEST` bytes, every connection closed `DEADLINE` after it opened.
 //! The body is rendered at most once per turn of the loop, however many scrapes are ready.
@@ -107,9 +107,12 @@ fn pollfd(fd: i32, events: i16) -> libc::pollfd {
     libc::pollfd { fd, events, revents: 0 }
 }
 
-/// The oldest connection still sending its request after `GRACE`, if any.
+/// The oldest connection still sending its request after `GRACE`, if any: first one that has
+/// sent part of it (a slow sender), then one that has sent nothing yet (perhaps a scraper whose
+/// own loop is busy).
 fn evictable(conns: &[Connection], now: Instant) -> Option<usize> {
-    conns.iter().position(|c| c.response.is_none() && now.duration_since(c.opened) >= GRACE)
+    let stale = |c: &Connection| c.response.is_none() && now.duration_since(c.opened) >= GRACE;
+    conns.iter().position(|c| stale(c) && !c.request.is_empty()).or_else(|| conns.iter().position(stale))
 }
 
 fn accept(listener: &TcpListener, conns: &mut Vec<Connection>) {
