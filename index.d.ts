@@ -25,6 +25,24 @@ export interface StartOptions {
   io?: boolean;
   /** ms an I/O operation takes to be slow. Default 500. */
   ioThreshold?: number;
+  /** Serve Prometheus metrics from a Rust thread (docs/metrics.md); null or absent: none. */
+  metrics?: MetricsOptions | null;
+}
+
+export interface MetricsOptions {
+  /** TCP port; 0 picks a free one (see `Monitor.metrics`). */
+  port: number;
+  /** Default '127.0.0.1'. Any other address exposes scope names to whoever can reach it. */
+  host?: string;
+  /** Default '/metrics'. */
+  path?: string;
+  /** Scopes named per thread and scrape (the busiest since start); the rest are `(other)`. Default 50. */
+  topScopes?: number;
+}
+
+/** Stops what promClient() or otel() registered. */
+export interface MetricsAdapter {
+  stop(): void;
 }
 
 export interface ScopeOptions {
@@ -123,6 +141,8 @@ export interface Monitor extends EventEmitter {
   on(event: 'profile', listener: (p: { analysis: Analysis; profile: object }) => void): this;
   on(event: 'error', listener: (error: Error) => void): this;
   readonly windowMs: number;
+  /** Where the metrics endpoint listens, or null (none, or stopped: the port is closed). */
+  readonly metrics: { host: string; port: number; path: string } | null;
   /** True once stop() was called. */
   readonly stopped: boolean;
   elu(): LiveWindow;
@@ -320,3 +340,7 @@ export function analyze(profile: object, options?: { scopeTimeline?: [number, st
 export function compare(base: Report, head: Report): Comparison;
 /** A report as one self-contained HTML page. */
 export function renderHtml(report: Report): string;
+/** rloop's metrics in a prom-client registry (its default registry if omitted); same names and labels as the endpoint. */
+export function promClient(register?: object, options?: { topScopes?: number }): MetricsAdapter;
+/** rloop's metrics as observable instruments on `meterProvider` (or @opentelemetry/api's global one). */
+export function otel(meterProvider?: object, options?: { topScopes?: number }): MetricsAdapter;

@@ -70,6 +70,8 @@ module.exports = {
   captureHeapSnapshot: heap.captureHeapSnapshot,
   analyze,
   compare,
-  // Loaded on first use: most processes never render a page.
+  // Loaded on first use: most processes never render a page, or use these adapters.
   renderHtml: (report) => require('./report/html').renderHtml(report),
+  promClient: (register, options) => require('./metrics/prom-client').promClient(register, options),
+  otel: (meterProvider, options) => require('./metrics/otel').otel(meterProvider, options),
 };

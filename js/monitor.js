@@ -14,6 +14,7 @@ const heap = require('./heap');
 const { startSampler } = require('./stacks');
 const { redactStall } = require('./redact');
 const { IDLE, FULL } = require('./timeline');
+const endpoint = require('./metrics/endpoint');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const OTHER = 1;
@@ -41,11 +42,14 @@ class Monitor extends EventEmitter {
   #io; // the I/O tracker, unless io: false
   #captures = new Set();
   #lagOn = false; // the addon has a lag callback
+  #metrics = null; // the metrics endpoint, if asked for
 
   constructor(options, onStop) {
     super();
     this.#options = options;
     this.#onStop = onStop;
+    // First: a port that cannot be listened on fails start() before anything is installed.
+    if (options.metrics) this.#metrics = endpoint.serve(options.metrics);
     const cells = native.ledgerCells(options.maxScopes, options.keySlots);
     const ledger = new Float64Array(new ArrayBuffer(cells * 8));
     this.#native = new native.NativeMonitor(ledger.buffer, {
@@ -64,6 +68,12 @@ class Monitor extends EventEmitter {
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyOwners = []; // grows as the ring first reaches a slot: unused slots cost nothing
     hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
+  }
+
+  /** `{ host, port, path }` of the metrics endpoint, or null. */
+  get metrics() {
+    const m = this.#metrics;
+    return m && !this.stopped ? { host: m.host, port: m.port, path: m.path } : null;
   }
 
   get windowMs() {
@@ -175,6 +185,13 @@ class Monitor extends EventEmitter {
   }
 
   #slowIO(event) {
+    if (event.state === undefined) { // ended: its time is known (a pending one comes again when it ends)
+      try {
+        native.recordSlowIo(threadId, event.type, event.durationMs, event.error !== undefined || event.status >= 500);
+      } catch (e) {
+        this.#fail(e);
+      }
+    }
     for (const c of this.#captures) c.slowIO(event);
     this.emit('slowIO', event);
   }
@@ -194,6 +211,7 @@ class Monitor extends EventEmitter {
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.#native.stop();
+    this.#metrics?.close();
     this.#onStop(this);
   }
 

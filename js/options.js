@@ -13,6 +13,7 @@ const START_DEFAULTS = Object.freeze({
   lagThreshold: 50, // ms of busy loop without a poll that make a stall
   io: true, // track async I/O and emit 'slowIO'
   ioThreshold: 500, // ms an I/O operation takes to be slow
+  metrics: null, // { port, host, path, topScopes }: serve a Prometheus endpoint (js/metrics/options.js); null: none
 });
 
 const START_LIMITS = Object.freeze({
@@ -81,7 +82,8 @@ function startOptions(options) {
   const out = {};
   for (const [name, fallback] of Object.entries(START_DEFAULTS)) {
     const value = given[name];
-    if (value === undefined) out[name] = fallback;
+    if (name === 'metrics') out[name] = value == null ? null : require('./metrics/options').metricsOptions(value);
+    else if (value === undefined) out[name] = fallback;
     else if (typeof fallback === 'boolean') out[name] = boolean(name, value);
     else out[name] = integerIn(name, value, START_LIMITS[name]);
   }

@@ -20,6 +20,7 @@ const ENV = {
   RLOOP_WINDOW_MS: 'ELU window (default 1000)',
   RLOOP_LAG_THRESHOLD: 'ms of blocked loop that make a stall (default 50); 0 turns lag off',
   RLOOP_IO_THRESHOLD: 'ms an I/O operation takes to be slow (default 500); "off" turns I/O tracking off',
+  RLOOP_METRICS_PORT: 'serve Prometheus metrics on 127.0.0.1 at this port (docs/metrics.md)',
 };
 
 function integer(name, text) {
@@ -54,6 +55,8 @@ function fromEnv(env) {
   const io = get('RLOOP_IO_THRESHOLD');
   if (io === 'off') start.io = false;
   else if (io !== undefined) start.ioThreshold = integer('RLOOP_IO_THRESHOLD', io);
+  const metricsPort = get('RLOOP_METRICS_PORT');
+  if (metricsPort !== undefined) start.metrics = { port: integer('RLOOP_METRICS_PORT', metricsPort) };
   const delay = get('RLOOP_DELAY');
   return { start, capture, delayMs: delay === undefined ? 0 : integer('RLOOP_DELAY', delay), unknown };
 }
@@ -62,13 +65,13 @@ function fromEnv(env) {
 const VARIABLE_OF = {
   durationMs: 'RLOOP_DURATION', json: 'RLOOP_JSON', html: 'RLOOP_HTML', intervalUs: 'RLOOP_PROFILE_INTERVAL_US',
   cpuprofile: 'RLOOP_CPUPROFILE', heapSnapshot: 'RLOOP_HEAP_SNAPSHOT', windowMs: 'RLOOP_WINDOW_MS',
-  lagThreshold: 'RLOOP_LAG_THRESHOLD', ioThreshold: 'RLOOP_IO_THRESHOLD',
+  lagThreshold: 'RLOOP_LAG_THRESHOLD', ioThreshold: 'RLOOP_IO_THRESHOLD', 'metrics.port': 'RLOOP_METRICS_PORT',
 };
 
 /** An error as one line of ours: the variable named, rloop's own prefix left out. */
 function reason(e, env) {
   const text = String(e?.message ?? e).replace(/^rloop: /, '').replace(/\s+/g, ' ');
-  const variable = VARIABLE_OF[/option '(\w+)'/.exec(text)?.[1]];
+  const variable = VARIABLE_OF[/option '([\w.]+)'/.exec(text)?.[1]];
   if (variable === undefined) return text;
   return `${variable}${env[variable] ? `=${JSON.stringify(env[variable])}` : ' (default)'}: ${text}`;
 }

@@ -52,8 +52,22 @@ pub struct Stall {
     pub at_start: bool,
 }
 
+/// Stall-length buckets of the metrics' histogram, seconds (Prometheus `le`; +Inf implied).
+pub const STALL_BUCKETS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+
+/// Every stall since the monitor started, for metrics: cumulative, so a scraper loses nothing
+/// between two scrapes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StallTotals {
+    pub count: u64,
+    pub sum_ms: f64,
+    /// Stalls at most each `STALL_BUCKETS` bound long (cumulative, as Prometheus wants them).
+    pub le: [u64; STALL_BUCKETS.len()],
+}
+
 pub struct Lag {
     threshold_ms: f64,
+    totals: StallTotals,
     /// `WAKE` of the stretch being watched; NaN before the first.
     wake: f64,
     /// Samples per slot in the stretch being watched.
@@ -74,7 +88,7 @@ fn histogram() -> Histogram<u32> {
 
 impl Lag {
     pub fn new(threshold_ms: f64) -> Self {
-        Lag { threshold_ms, wake: f64::NAN, tally: Vec::new(), noticed_at: None, stack: None, stretches: histogram(), stalls: 0, max_ms: 0.0, ended: 0 }
+        Lag { threshold_ms, totals: StallTotals::default(), wake: f64::NAN, tally: Vec::new(), noticed_at: None, stack: None, stretches: histogram(), stalls: 0, max_ms: 0.0, ended: 0 }
     }
 
     /// Ms from `now` until the watch thread must look at this loop, `wake` being when its running
@@ -88,6 +102,14 @@ impl Lag {
             Some(w) => quiet - (now - w),
             None => quiet,
         }
+    }
+
+    pub fn threshold_ms(&self) -> f64 {
+        self.threshold_ms
+    }
+
+    pub fn totals(&self) -> &StallTotals {
+        &self.totals
     }
 
     fn follow(&mut self, wake: f64) {
@@ -137,6 +159,11 @@ impl Lag {
         self.follow(wake);
         let stall = (lag_ms >= self.threshold_ms).then(|| {
             self.stalls += 1;
+            self.totals.count += 1;
+            self.totals.sum_ms += lag_ms;
+            for (n, &bound) in self.totals.le.iter_mut().zip(&STALL_BUCKETS) {
+                *n += u64::from(lag_ms <= bound * 1e3);
+            }
             let held = self.tally.iter().max_by_key(|(_, n)| *n).map_or(last_slot, |(s, _)| *s);
             Stall {
                 start: wake,
@@ -213,6 +240,9 @@ mod tests {
         assert_eq!((stall.slot, stall.noticed_after_ms, stall.stack.is_none()), (4, None, true), "unwatched: the last slot");
         let s = lag.close_window();
         assert_eq!((s.stretches, s.stalls), (100, 1));
+        let t = lag.totals();
+        assert_eq!((t.count, t.sum_ms), (1, 80.0), "only the stall is in the totals");
+        assert_eq!(t.le[..3], [0, 1, 1], "80 ms: above 50 ms, within 100 ms");
         assert!((s.p50_ms - 1.0).abs() < 0.02, "{s:?}");
         assert!((s.max_ms - 80.0).abs() < 1e-9);
         assert_eq!(lag.close_window().stretches, 0, "windows do not carry over");

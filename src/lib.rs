@@ -13,6 +13,7 @@ mod clock;
 mod keys;
 mod lag;
 mod ledger;
+mod metrics;
 mod recording;
 mod registry;
 #[cfg(not(test))]

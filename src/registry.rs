@@ -13,6 +13,7 @@ use crate::aggregator::{Aggregator, Config};
 use crate::clock::{monotonic_ms, Clock, ThreadCpu};
 use crate::blame::blame;
 use crate::lag::{Lag, Stall, Taken};
+use crate::metrics::SlowIo;
 use crate::ledger::Ledger;
 use crate::recording::Recording;
 
@@ -26,6 +27,10 @@ pub struct Shared {
     pub clock: Clock,
     /// The monitored thread's CPU clock (Shared is made on that thread).
     pub cpu: Option<ThreadCpu>,
+    /// When the monitor started, on `clock`: the idle time of metrics counts from here.
+    pub started: f64,
+    /// Slow I/O by type, pushed from JS per slow operation (rare), read by metrics scrapes.
+    pub slow_io: SlowIo,
     state: Mutex<State>,
 }
 
@@ -44,12 +49,19 @@ impl Shared {
     pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger, lag_threshold_ms: Option<f64>) -> Arc<Self> {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
-        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), state: Mutex::new(State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1 }) })
+        let (started, slow_io) = (clock.now(), SlowIo::default());
+        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), started, slow_io, state: Mutex::new(State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1 }) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
     pub fn with<R>(&self, f: impl FnOnce(&mut Aggregator, &Ledger, f64) -> R) -> Option<R> {
         self.with_ledger(|agg, ledger| f(agg, ledger, self.clock.now()))
+    }
+
+    /// As `with`, read-only, with the lag tracker: what a metrics scrape reads, in one hold.
+    pub fn with_lag<R>(&self, f: impl FnOnce(&Aggregator, &Ledger, Option<&Lag>, f64) -> R) -> Option<R> {
+        let st = self.state.lock();
+        Some(f(&st.agg, st.ledger.as_ref()?, st.lag.as_ref(), self.clock.now()))
     }
 
     /// As `with`, without the clock read: for what the monitored thread does between switches.

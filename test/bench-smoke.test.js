@@ -94,6 +94,17 @@ test('bench/keys.js prints what a key costs, and names a bad option', () => {
   assert.throws(() => execFileSync(process.execPath, ['bench/keys.js', '--rounds', '0'], { cwd: root, stdio: 'pipe' }), /--rounds must be a positive integer/);
 });
 
+test('bench/metrics.js prints scrape latency and loop cost of both endpoints; only rloop answers a blocked loop', { timeout: 120_000 }, () => {
+  const out = execFileSync(process.execPath, ['bench/metrics.js', '--rounds', '1', '--scrapes', '3'], { cwd: root, encoding: 'utf8' });
+  for (const state of ['idle', 'busy']) {
+    for (const name of ['rloop', 'prom-client']) assert.match(out, new RegExp(`^${state}\\s+${name}\\s+\\d[\\d.]* \\[.*3/3$`, 'm'), `${state} ${name} in:\n${out}`);
+  }
+  assert.match(out, /^blocked\s+rloop\s+\d.*\s[12]\/2$/m, out);
+  assert.match(out, /^blocked\s+prom-client\s+none\s.*0\/2$/m, out);
+  assert.match(out, /^rloop\s+-?\d+ \[/m, out);
+  assert.throws(() => execFileSync(process.execPath, ['bench/metrics.js', '--scrapes', 'x'], { cwd: root, stdio: 'pipe' }), /--scrapes must be a positive integer/);
+});
+
 test('bench/instructions.js counts instructions per event under valgrind: a slope over two sizes', { timeout: 300_000 }, () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-instructions-'));
   try {

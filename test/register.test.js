@@ -131,3 +131,18 @@ test('RLOOP_DELAY keeps the app\'s start-up out of the capture', () => {
   assert.ok(report.lag.events.some((e) => e.lagMs >= 110), 'the app\'s own late stall is in');
   assert.match(runApp(['-r', 'rloop/register'], { RLOOP_DELAY: 'soon' }).stderr, /^rloop: not started: RLOOP_DELAY must be a whole number/);
 });
+
+test('RLOOP_METRICS_PORT serves the metrics endpoint of a zero-code app; a bad port is named', async () => {
+  const free = require('node:net').createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => free.once('listening', r));
+  const port = free.address().port;
+  await new Promise((r) => free.close(r));
+  const app = `require('node:http').get('http://127.0.0.1:${port}/metrics', (res) => {
+    let body = ''; res.on('data', (d) => { body += d; }).on('end', () => console.log(res.statusCode, /^nodejs_eventloop_time_seconds_total\\{thread="0",nodejs_eventloop_state="active"\\} /m.test(body)));
+  });`;
+  const r = runApp(['-r', 'rloop/register'], { RLOOP_METRICS_PORT: String(port), RLOOP_JSON: 'metrics-{pid}.json' }, ['-e', app]);
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.strictEqual(r.stdout, '200 true\n');
+  const bad = runApp(['-r', 'rloop/register'], { RLOOP_METRICS_PORT: '99999' });
+  assert.match(bad.stderr, /^rloop: not started: RLOOP_METRICS_PORT="99999": option 'metrics.port' must be between 0 and 65535/);
+});

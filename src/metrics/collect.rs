@@ -1,0 +1,246 @@
+//! What a scrape reads: each monitored thread's figures, taken in one short hold of its lock,
+//! then turned into metric families. The cardinality guard lives here: per thread, the
+//! `top` scopes by busy time since start keep their names, the rest are summed as `(other)`.
+
+use std::collections::HashMap;
+
+use crate::aggregator::{Aggregator, OTHER};
+use crate::lag::{Lag, StallTotals, STALL_BUCKETS};
+use crate::ledger::Ledger;
+use crate::registry::Shared;
+
+use super::family::{Family, Kind, Sample};
+use super::slow_io::IoTotal;
+
+const FOLDED: &str = "(other)";
+
+/// One scope as exposed (or everything folded into `(other)`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScopeFigures {
+    pub name: String,
+    pub busy_ms: f64,
+    pub calls: f64,
+    /// Busy ms in the last complete window.
+    pub last_ms: f64,
+    /// p50, p99 and max ms of its keys in the last complete window.
+    pub keys: Option<[f64; 3]>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadFigures {
+    pub thread: u32,
+    pub busy_ms: f64,
+    pub elapsed_ms: f64,
+    /// Thread busy ms and duration of the last complete window.
+    pub last: Option<(f64, f64)>,
+    /// The top scopes, busiest first, then `(other)` if anything was folded.
+    pub scopes: Vec<ScopeFigures>,
+    pub folded: u64,
+    pub stalls: Option<StallTotals>,
+    /// The scope running in a stall that goes on now, and for how long it has (ms).
+    pub stalled: Option<(String, f64)>,
+    pub slow_io: Vec<(String, IoTotal)>,
+}
+
+/// The figures of monitor `m`; `None` once it is detached.
+pub fn figures(m: &Shared, top: usize) -> Option<ThreadFigures> {
+    let mut f = m.with_lag(|agg, ledger, lag, now| read(agg, ledger, lag, now, top))??;
+    f.thread = m.thread_id;
+    f.elapsed_ms = m.clock.now() - m.started;
+    f.slow_io = m.slow_io.read();
+    Some(f)
+}
+
+fn read(agg: &Aggregator, ledger: &Ledger, lag: Option<&Lag>, now: f64, top: usize) -> Option<ThreadFigures> {
+    let totals = agg.totals(ledger, now);
+    let busy_ms = totals.iter().map(|(_, r)| r.busy_ms).sum();
+    // Ranked by index: the aggregator's own `(other)` (names past maxScopes) is always folded.
+    let mut ranked: Vec<usize> = (0..totals.len()).filter(|&i| i != OTHER && (totals[i].1.busy_ms > 0.0 || totals[i].1.calls > 0.0)).collect();
+    let by_busy = |a: &usize, b: &usize| totals[*b].1.busy_ms.total_cmp(&totals[*a].1.busy_ms).then(a.cmp(b));
+    if ranked.len() > top {
+        ranked.select_nth_unstable_by(top, by_busy);
+    }
+    let folded_from = ranked.len().min(top);
+    ranked[..folded_from].sort_unstable_by(by_busy);
+    let position: HashMap<usize, usize> = ranked[..folded_from].iter().enumerate().map(|(p, &i)| (i, p)).collect();
+    let mut scopes: Vec<ScopeFigures> = ranked[..folded_from]
+        .iter()
+        .map(|&i| ScopeFigures { name: totals[i].0.to_owned(), busy_ms: totals[i].1.busy_ms, calls: totals[i].1.calls, ..Default::default() })
+        .collect();
+    let mut other = ScopeFigures { name: FOLDED.to_owned(), ..Default::default() };
+    let mut folded = 0;
+    for &i in ranked[folded_from..].iter().chain(std::iter::once(&OTHER)) {
+        let r = totals[i].1;
+        if r.busy_ms > 0.0 || r.calls > 0.0 {
+            folded += 1;
+            other.busy_ms += r.busy_ms;
+            other.calls += r.calls;
+        }
+    }
+    let last = agg.last();
+    if let Some(w) = &last {
+        for s in std::iter::once(&w.unattributed).chain(&w.scopes) {
+            match position.get(&s.index) {
+                Some(&p) => {
+                    scopes[p].last_ms = s.busy_ms;
+                    scopes[p].keys = s.keys.as_ref().map(|k| [k.p50_ms, k.p99_ms, k.max_ms]);
+                }
+                None => other.last_ms += s.busy_ms,
+            }
+        }
+    }
+    if folded > 0 {
+        scopes.push(other);
+    }
+    let stalled = lag.and_then(|lag| {
+        let (slot, _) = ledger.running()?;
+        let lasted = now - ledger.wake();
+        (lasted >= lag.threshold_ms()).then(|| (agg.describe_slot(slot).0.to_owned(), lasted))
+    });
+    Some(ThreadFigures {
+        busy_ms,
+        last: last.map(|w| (w.busy_ms, w.end - w.start)),
+        scopes,
+        folded,
+        stalls: lag.map(|l| l.totals().clone()),
+        stalled,
+        ..Default::default()
+    })
+}
+
+/// The families of these threads' figures, in a fixed order.
+pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
+    use Kind::{Counter, Gauge, Histogram};
+    let mut elu = Family::new("nodejs_eventloop_utilization", "nodejs.eventloop.utilization", "1", Gauge, "Event loop utilization of the last complete window, per thread.");
+    let mut time = Family::new("nodejs_eventloop_time_seconds_total", "nodejs.eventloop.time", "s", Counter, "Time the event loop spent busy (active) and idle since rloop started.");
+    let mut scope_elu = Family::new("rloop_scope_utilization", "rloop.scope.utilization", "1", Gauge, "Share of the last complete window the loop was busy in the scope.");
+    let mut busy = Family::new("rloop_scope_busy_seconds_total", "rloop.scope.busy", "s", Counter, "Event loop busy time charged to the scope since rloop started.");
+    let mut calls = Family::new("rloop_scope_calls_total", "rloop.scope.calls", "{call}", Counter, "Callbacks run in the scope since rloop started.");
+    let mut keys = Family::new("rloop_scope_key_busy_seconds", "rloop.scope.key.busy", "s", Gauge, "Busy time per key (request, message) of the scope in the last complete window: p50, p99, max (quantile 1).");
+    let mut folded = Family::new("rloop_scopes_folded", "rloop.scopes.folded", "{scope}", Gauge, "Scopes summed into scope=\"(other)\" in this scrape (past the topScopes busiest).");
+    let mut stalls = Family::new("rloop_stalls_total", "rloop.stalls", "{stall}", Counter, "Stalls: stretches of busy loop of the lag threshold or longer.");
+    let mut stall_len = Family::new("rloop_stall_seconds", "rloop.stall.duration", "s", Histogram, "Length of stalls.");
+    let mut stalled = Family::new("rloop_stall_in_progress_seconds", "rloop.stall.in_progress", "s", Gauge, "How long the stall going on now has lasted, with the scope running in it.");
+    let mut io_count = Family::new("rloop_slow_io_total", "rloop.slow_io", "{operation}", Counter, "I/O operations that took the I/O threshold or longer.");
+    let mut io_time = Family::new("rloop_slow_io_seconds_total", "rloop.slow_io.duration", "s", Counter, "Time slow I/O operations took.");
+    let mut io_errors = Family::new("rloop_slow_io_errors_total", "rloop.slow_io.errors", "{operation}", Counter, "Slow I/O operations that failed.");
+    for t in threads {
+        let thread = || ("thread", t.thread.to_string());
+        let with_scope = |name: &str| vec![thread(), ("scope", name.to_owned())];
+        if let Some((b, d)) = t.last.filter(|(_, d)| *d > 0.0) {
+            elu.push(vec![thread()], (b / d).clamp(0.0, 1.0));
+        }
+        time.push(vec![thread(), ("nodejs_eventloop_state", "active".into())], t.busy_ms / 1e3);
+        time.push(vec![thread(), ("nodejs_eventloop_state", "idle".into())], (t.elapsed_ms - t.busy_ms).max(0.0) / 1e3);
+        for s in &t.scopes {
+            if let Some((_, d)) = t.last.filter(|(_, d)| *d > 0.0) {
+                scope_elu.push(with_scope(&s.name), (s.last_ms / d).clamp(0.0, 1.0));
+            }
+            busy.push(with_scope(&s.name), s.busy_ms / 1e3);
+            calls.push(with_scope(&s.name), s.calls);
+            for (q, v) in ["0.5", "0.99", "1"].iter().zip(s.keys.iter().flatten()) {
+                let mut labels = with_scope(&s.name);
+                labels.push(("quantile", (*q).to_owned()));
+                keys.push(labels, v / 1e3);
+            }
+        }
+        folded.push(vec![thread()], t.folded as f64);
+        if let Some(st) = &t.stalls {
+            stalls.push(vec![thread()], st.count as f64);
+            for (bound, n) in STALL_BUCKETS.iter().zip(st.le) {
+                stall_len.samples.push(Sample { suffix: "_bucket", labels: vec![thread(), ("le", bound.to_string())], value: n as f64 });
+            }
+            stall_len.samples.push(Sample { suffix: "_bucket", labels: vec![thread(), ("le", "+Inf".into())], value: st.count as f64 });
+            stall_len.samples.push(Sample { suffix: "_sum", labels: vec![thread()], value: st.sum_ms / 1e3 });
+            stall_len.samples.push(Sample { suffix: "_count", labels: vec![thread()], value: st.count as f64 });
+        }
+        if let Some((scope, ms)) = &t.stalled {
+            stalled.push(with_scope(scope), ms / 1e3);
+        }
+        for (kind, io) in &t.slow_io {
+            let labels = || vec![thread(), ("type", kind.clone())];
+            io_count.push(labels(), io.count as f64);
+            io_time.push(labels(), io.seconds);
+            io_errors.push(labels(), io.errors as f64);
+        }
+    }
+    vec![elu, time, scope_elu, busy, calls, keys, folded, stalls, stall_len, stalled, io_count, io_time, io_errors]
+}
+
+/// Every monitored thread's families.
+pub fn all(top: usize) -> Vec<Family> {
+    let threads: Vec<ThreadFigures> = crate::registry::monitors().iter().filter_map(|m| figures(m, top)).collect();
+    families(&threads)
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregator::Config;
+    use crate::ledger::test_support::Memory;
+
+    #[test]
+    fn the_top_scopes_keep_their_names_the_rest_fold_into_other() {
+        let cfg = Config { window_ms: 1000.0, history: 2, max_scopes: 100, key_slots: 16, max_keys: 16, worst_keys: 1, time_origin: 0.0 };
+        let m = Memory::new(cfg.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(cfg, 0.0);
+        let mut t = 0.0;
+        for i in 1..=50 {
+            let s = a.add_scope(&format!("s{i}"));
+            m.switch_to(s, t);
+            m.call(s);
+            t += i as f64; // s50 busiest
+        }
+        l.close_running(t);
+        a.close(&l, t, None);
+        let lag = Lag::new(50.0);
+        let f = read(&a, &l, Some(&lag), t, 3).unwrap();
+        let names: Vec<&str> = f.scopes.iter().map(|s| &*s.name).collect();
+        assert_eq!(names, ["s50", "s49", "s48", "(other)"]);
+        assert_eq!(f.folded, 47);
+        let other = &f.scopes[3];
+        assert_eq!(other.calls, 47.0);
+        assert_eq!(other.busy_ms, (1..=47).sum::<i32>() as f64);
+        assert_eq!(other.last_ms, other.busy_ms, "one window: the last window's time folds the same way");
+        assert_eq!(f.busy_ms, t);
+        let fams = families(&[f]);
+        let busy = fams.iter().find(|x| x.name == "rloop_scope_busy_seconds_total").unwrap();
+        assert_eq!(busy.samples.len(), 4, "top 3 + (other)");
+        assert!(fams.iter().find(|x| x.name == "rloop_stall_in_progress_seconds").unwrap().samples.is_empty(), "idle: no stall");
+    }
+
+    #[test]
+    fn a_monitor_s_figures_carry_its_thread_uptime_and_slow_io() {
+        let cfg = Config { window_ms: 1000.0, history: 2, max_scopes: 4, key_slots: 16, max_keys: 16, worst_keys: 1, time_origin: 0.0 };
+        let m = Memory::new(cfg.slots());
+        let shared = Shared::new(3, crate::clock::Clock::new(0.0), cfg, m.ledger(), None);
+        shared.slow_io.record("dns", 0.7, true);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let f = figures(&shared, 5).unwrap();
+        assert_eq!(f.thread, 3);
+        assert!(f.elapsed_ms >= 5.0, "{f:?}");
+        assert_eq!(f.slow_io[0].1.errors, 1);
+        let json = families(&[f]).iter().map(Family::to_json).find(|j| j["name"] == "rloop_slow_io_errors_total").unwrap();
+        assert_eq!(json["samples"][0]["labels"]["type"], "dns");
+        assert_eq!(json["otel"], "rloop.slow_io.errors");
+        shared.detach();
+        assert!(figures(&shared, 5).is_none(), "detached: nothing read");
+        assert!(all(5).iter().all(|f| f.samples.iter().all(|s| s.labels[0].1 != "3")), "unregistered: not served");
+    }
+
+    #[test]
+    fn a_stall_in_progress_names_its_scope() {
+        let cfg = Config { window_ms: 1000.0, history: 2, max_scopes: 4, key_slots: 16, max_keys: 16, worst_keys: 1, time_origin: 0.0 };
+        let m = Memory::new(cfg.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(cfg, 0.0);
+        let s = a.add_scope("blocker");
+        m.switch_to(s, 100.0);
+        let lag = Lag::new(50.0);
+        assert_eq!(read(&a, &l, Some(&lag), 140.0, 5).unwrap().stalled, None, "under the threshold");
+        assert_eq!(read(&a, &l, Some(&lag), 2100.0, 5).unwrap().stalled, Some(("blocker".into(), 2000.0)));
+        assert_eq!(read(&a, &l, None, 2100.0, 5).unwrap().stalled, None, "lag off: no stalls");
+    }
+}

@@ -1,0 +1,58 @@
+//! The N-API surface of metrics: the endpoint, the families as JSON for the JS adapters, and
+//! slow I/O pushed from JS.
+
+use std::net::ToSocketAddrs;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use super::server::Server;
+use super::{collect, text};
+
+/// The endpoint, serving every monitored thread of the process. Closed by `close()` or when
+/// collected.
+#[napi]
+pub struct MetricsServer {
+    server: Server,
+}
+
+#[napi]
+impl MetricsServer {
+    /// Listens on `host`:`port` (0: any free port) and answers GET `path` with the top
+    /// `top_scopes` scopes of each thread; options as validated by js/metrics/options.js.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(host: String, port: u32, path: String, top_scopes: u32) -> Result<Self> {
+        let fail = |e: &dyn std::fmt::Display| Error::from_reason(format!("rloop: metrics: cannot listen on {host}:{port}: {e}"));
+        let addr = (host.as_str(), port as u16).to_socket_addrs().map_err(|e| fail(&e))?.next().ok_or_else(|| fail(&"no address"))?;
+        let top = top_scopes as usize;
+        let server = Server::bind(addr, path, Box::new(move || text::render(&collect::all(top)))).map_err(|e| fail(&e))?;
+        Ok(MetricsServer { server })
+    }
+
+    /// The port listened on (the one chosen, for port 0).
+    #[napi(getter, catch_unwind)]
+    pub fn port(&self) -> u32 {
+        u32::from(self.server.addr().port())
+    }
+
+    /// Stops the endpoint; the port is closed when this returns. Idempotent.
+    #[napi(catch_unwind)]
+    pub fn close(&mut self) {
+        self.server.close();
+    }
+}
+
+/// Every monitored thread's metric families (src/metrics/family.rs `to_json`), as JSON.
+#[napi(catch_unwind)]
+pub fn metric_families(top_scopes: u32) -> Result<String> {
+    let all: Vec<serde_json::Value> = collect::all(top_scopes as usize).iter().map(|f| f.to_json()).collect();
+    serde_json::to_string(&all).map_err(|e| Error::from_reason(format!("rloop: {e}")))
+}
+
+/// One slow I/O operation of monitored thread `thread_id`: its type, ms taken, and whether it failed.
+#[napi(catch_unwind)]
+pub fn record_slow_io(thread_id: u32, kind: String, duration_ms: f64, failed: bool) {
+    if let Some(m) = crate::registry::find(thread_id) {
+        m.slow_io.record(&kind, duration_ms / 1e3, failed);
+    }
+}
