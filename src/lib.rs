@@ -15,6 +15,7 @@ mod lag;
 mod ledger;
 mod recording;
 mod registry;
+mod report;
 #[cfg(not(test))]
 mod signals;
 mod slots;
