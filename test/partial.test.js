@@ -136,3 +136,18 @@ for (const how of ['blocked', 'idle']) {
     }
   });
 }
+
+test('a signal on a responsive loop: the main thread\'s JS writes its report as before, the addon the worker\'s', async () => {
+  const out = path.join(tmp, 'both.json');
+  const watched = await run(['both', '-', out], { signal: 'SIGTERM', ready: 'ready', holdMs: 300 });
+  assert.deepStrictEqual([watched.signal, watched.stderr], ['SIGTERM', '']);
+  const main = readReport(out);
+  assert.strictEqual(main.meta.reason, 'SIGTERM');
+  assert.strictEqual(main.meta.incomplete, undefined, 'written by JS, heap and all');
+  assert.ok(main.heap.end.at > main.heap.start.at);
+  const worker = readReport(`${out}.worker.json`);
+  assert.strictEqual(worker.meta.reason, 'SIGTERM');
+  assert.ok(worker.meta.thread > 0);
+  assert.deepStrictEqual(worker.meta.incomplete, { reason: "signal SIGTERM before this thread's JS finished the report", missing: ['io', 'heap'] });
+  assert.ok(worker.elu.windows.some((w) => w.scopes.some((s) => s.name === 'work')));
+});
