@@ -125,6 +125,11 @@ fn num(v: &Value, key: &str) -> f64 {
     v[key].as_f64().unwrap_or(0.0)
 }
 
+/// A count read as f64, written as the integer it is.
+fn count(n: f64) -> u64 {
+    n.max(0.0).round() as u64
+}
+
 /// As js/report/build.js's eluBetween: busy time per scope between two totals.
 fn elu_between(before: &Value, after: &Value, duration: f64) -> Value {
     let elu = |busy: f64| if duration > 0.0 { (busy / duration).min(1.0) } else { 0.0 };
@@ -138,7 +143,7 @@ fn elu_between(before: &Value, after: &Value, duration: f64) -> Value {
             let b = was.get(name);
             let busy = num(s, "busyMs") - b.map_or(0.0, |b| num(b, "busyMs"));
             let calls = num(s, "calls") - b.map_or(0.0, |b| num(b, "calls"));
-            (busy > 0.0 || calls > 0.0).then(|| json!({ "name": name, "busyMs": busy, "elu": elu(busy), "calls": calls }))
+            (busy > 0.0 || calls > 0.0).then(|| json!({ "name": name, "busyMs": busy, "elu": elu(busy), "calls": count(calls) }))
         })
         .collect();
     scopes.sort_by(|a, b| num(b, "busyMs").total_cmp(&num(a, "busyMs")).then_with(|| a["name"].as_str().cmp(&b["name"].as_str())));
@@ -146,7 +151,7 @@ fn elu_between(before: &Value, after: &Value, duration: f64) -> Value {
     let (thread, unattributed) = (diff("thread", "busyMs"), diff("unattributed", "busyMs"));
     json!({
         "thread": { "busyMs": thread, "elu": elu(thread) },
-        "unattributed": { "busyMs": unattributed, "elu": elu(unattributed), "calls": diff("unattributed", "calls") },
+        "unattributed": { "busyMs": unattributed, "elu": elu(unattributed), "calls": count(diff("unattributed", "calls")) },
         "scopes": scopes,
     })
 }
@@ -157,8 +162,8 @@ fn lag_summary(windows: &[Value]) -> Value {
     let max = lags.iter().map(|l| num(l, "maxMs")).fold(0.0, f64::max);
     let p99 = lags.iter().map(|l| num(l, "p99Ms").min(num(l, "maxMs"))).fold(0.0, f64::max);
     json!({
-        "stalls": lags.iter().map(|l| num(l, "stalls")).sum::<f64>(),
-        "stretches": lags.iter().map(|l| num(l, "stretches")).sum::<f64>(),
+        "stalls": count(lags.iter().map(|l| num(l, "stalls")).sum()),
+        "stretches": count(lags.iter().map(|l| num(l, "stretches")).sum()),
         "p99Ms": p99.min(max),
         "maxMs": max,
     })
@@ -199,11 +204,11 @@ mod tests {
         assert_eq!(r["meta"]["durationMs"], 1000.0);
         assert_eq!((&r["meta"]["partial"], &r["meta"]["reason"]), (&json!(true), &json!("SIGTERM")));
         assert_eq!(r["meta"]["incomplete"], json!({ "reason": "signal SIGTERM while the loop was blocked", "missing": ["io", "heap"] }));
-        assert_eq!(r["elu"]["scopes"], json!([{ "name": "x", "busyMs": 700.0, "elu": 0.7, "calls": 1.0 }]));
+        assert_eq!(r["elu"]["scopes"], json!([{ "name": "x", "busyMs": 700.0, "elu": 0.7, "calls": 1 }]));
         assert_eq!(r["elu"]["thread"], json!({ "busyMs": 800.0, "elu": 0.8 }));
         assert_eq!(r["elu"]["windowMs"], 100);
         assert_eq!(r["lag"]["events"][1], ongoing, "the stall going on comes last");
-        assert_eq!(r["lag"]["summary"], json!({ "stalls": 1.0, "stretches": 3.0, "p99Ms": 80.0, "maxMs": 80.0 }));
+        assert_eq!(r["lag"]["summary"], json!({ "stalls": 1, "stretches": 3, "p99Ms": 80.0, "maxMs": 80.0 }));
     }
 
     #[test]

@@ -127,12 +127,10 @@ for (const how of ['blocked', 'idle']) {
     assert.ok(r.meta.thread > 0, 'the worker\'s thread');
     assert.ok(r.elu.windows.some((w) => w.scopes.some((s) => s.name === 'work')), JSON.stringify(r.elu.windows.slice(0, 2)));
     // Terminating stops the worker's JS; its loop may still reach the idle mark, which ends the stall.
-    const stalls = r.lag.events.filter((e) => e.scope === 'blocker');
     if (how === 'blocked') {
+      const stalls = r.lag.events.filter((e) => e.scope === 'blocker');
       assert.strictEqual(stalls.length, 1, JSON.stringify(r.lag.events));
       assert.ok(stalls[0].lagMs >= 400, `${stalls[0].lagMs} ms`);
-    } else {
-      assert.deepStrictEqual(r.lag.events.filter((e) => e.ongoing || e.lagMs >= 100), [], 'an idle worker has no stall');
     }
   });
 }
