@@ -212,6 +212,8 @@ export interface LagEvent {
   scopes: { scope: string | null; key: string | null; ms: number }[];
   /** The stretch that was running when rloop started (zero-code: the app's start-up). */
   atStart: boolean;
+  /** In a report the addon finished itself (meta.incomplete): the stall was still going on; lagMs so far. */
+  ongoing?: boolean;
 }
 
 export interface SlowIoEvent {
@@ -259,7 +261,12 @@ export interface Report {
   meta: {
     tool: 'rloop'; version: string; node: string; v8: string; platform: string; arch: string;
     pid: number; thread: number; start: number; end: number; durationMs: number;
-    partial: boolean; reason: null | 'exit' | 'uncaughtException' | 'SIGTERM' | 'SIGINT' | 'stopped';
+    partial: boolean; reason: null | 'exit' | 'uncaughtException' | 'SIGTERM' | 'SIGINT' | 'terminated' | 'stopped';
+    /**
+     * Present when the addon finished the report without the thread's JS (its loop blocked at a
+     * signal, a worker terminated): why, and the parts only JS holds, left empty or null.
+     */
+    incomplete?: { reason: string; missing: ('io' | 'heap' | 'profile')[] };
     options: Record<string, unknown>;
   };
   elu: {

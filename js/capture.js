@@ -2,7 +2,8 @@
 // One capture: what the monitor sees over a span of time — ELU windows, lag, slow I/O, heap,
 // optionally a CPU profile and a heap snapshot — assembled into a report and written where
 // asked. If the process ends mid-capture, what was collected is written synchronously with
-// `partial: true` (js/exit-guard.js); nothing collected is lost.
+// `partial: true` (js/exit-guard.js); if this thread's JS cannot run by then (a signal on a
+// blocked loop, a terminated worker), the addon writes the JSON itself (src/report.rs).
 
 const fs = require('node:fs');
 const nodePath = require('node:path');
@@ -11,7 +12,7 @@ const heap = require('./heap');
 const profiler = require('./profile');
 const { analyzeWithFlame } = require('./analyze');
 const { guard } = require('./exit-guard');
-const { buildReport } = require('./report/build');
+const { buildReport, reportFrame } = require('./report/build');
 const { renderJson } = require('./report/json');
 const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('./options');
 const { version } = require('../package.json');
@@ -130,7 +131,7 @@ class Capture {
     this.#ioTotals = inner.collectIo();
     // Windows and stalls are kept by the addon, bounded however long the capture runs; slow
     // I/O comes from JS, through slowIO(), and is capped here.
-    this.#recording = inner.record();
+    this.#recording = inner.record(this.#frame());
     if (options.heapStats) {
       this.#heapStart = heap.stats();
       this.#timeline = heap.timeline({ everyMs: HEAP_EVERY_MS, onSample: (s) => monitor.emit('heapStats', s) });
@@ -229,29 +230,14 @@ class Capture {
     const scopeTimeline = profile ? this.#scopeTimeline() : undefined;
     const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };
     return buildReport({
-      meta: {
-        tool: 'rloop',
-        version,
-        node: process.version,
-        v8: process.versions.v8,
-        platform: process.platform,
-        arch: process.arch,
-        pid: process.pid,
-        thread: threadId,
-        start: this.#start,
-        end,
-        partial,
-        reason,
-        options: { ...this.#inner.options, ...o },
-      },
+      meta: this.#meta(end, partial, reason),
       windowMs: this.#inner.options.windowMs,
       totalsBefore: this.#totalsBefore,
       totalsAfter: this.#inner.totals(),
       windows: recorded.windows,
-      lag: { enabled: this.#inner.options.lag, thresholdMs: this.#inner.options.lagThreshold, ...recorded.lag },
+      lag: { ...this.#lagOptions(), ...recorded.lag },
       io: {
-        enabled: this.#inner.options.io,
-        thresholdMs: this.#inner.options.ioThreshold,
+        ...this.#ioOptions(),
         ...this.#io,
         aggregates: this.#ioTotals ? this.#ioTotals.aggregates() : [],
       },
@@ -266,6 +252,34 @@ class Capture {
         }
         : null,
     });
+  }
+
+  #meta(end, partial, reason) {
+    const { platform, arch, pid } = process;
+    const start = this.#start;
+    const options = { ...this.#inner.options, ...this.#o };
+    return { tool: 'rloop', version, node: process.version, v8: process.versions.v8, platform, arch, pid, thread: threadId, start, end, partial, reason, options };
+  }
+
+  #lagOptions() {
+    return { enabled: this.#inner.options.lag, thresholdMs: this.#inner.options.lagThreshold };
+  }
+
+  #ioOptions() {
+    return { enabled: this.#inner.options.io, thresholdMs: this.#inner.options.ioThreshold };
+  }
+
+  /**
+   * The report frame (js/report/build.js) for the addon to finish if this thread's JS cannot;
+   * null when no file was asked for. Only HTML asked: the JSON goes beside it, for `rloop report`.
+   */
+  #frame() {
+    const o = this.#o;
+    const path = o.json ? expand(o.json, this.#n, this.#start) : o.html ? expand(o.html, this.#n, this.#start).replace(/\.html?$/i, '') + '.json' : null;
+    if (path === null) return null;
+    const known = { meta: this.#meta(this.#start, true, null), windowMs: this.#inner.options.windowMs, totalsBefore: this.#totalsBefore };
+    const c = { ...known, lag: this.#lagOptions(), io: this.#ioOptions(), heapStats: o.heapStats, profile: o.profile };
+    return reportFrame(c, path, this.#monitor.listenerCount('error') > 0);
   }
 
   /**

@@ -160,7 +160,7 @@ class Monitor extends EventEmitter {
       collectIo: () => (this.#io ? this.#io.collect() : null),
       pendingIo: () => (this.#io ? this.#io.pendingNow() : []),
       fail: (e) => this.#fail(e),
-      record: () => n.record(),
+      record: (frame) => n.record(frame),
       takeRecording: (id) => n.takeRecording(id),
     };
   }

@@ -19,7 +19,8 @@ class NativeMonitor {
   totals() { return parse(this.#n.totals()); }
   /** `fn(event)` for each lag event, or null: the thread-safe function lives only while set. */
   onLag(fn) { this.#n.onLag(fn ? (json) => fn(parse(json)) : null); }
-  record() { return this.#n.record(); }
+  /** `frame`: the report frame (js/report/build.js), or null. */
+  record(frame) { return this.#n.record(frame === null ? null : JSON.stringify(frame)); }
   /** `{ windows, lag: { events, dropped } }`, or null for an unknown id. */
   takeRecording(id) {
     const json = this.#n.takeRecording(id);

@@ -8,6 +8,7 @@
 const inspector = require('node:inspector');
 const { workerData } = require('node:worker_threads');
 const native = require('./native');
+const { redactStack } = require('./redact');
 
 const MAX_FRAMES = 32;
 // Gives up when no answer comes by then: the main thread is not running JS (idle, or busy in
@@ -64,7 +65,8 @@ async function capture(wake) {
     if (answer.exceptionDetails || !Array.isArray(answer.result.value)) return;
     const [answered, calls] = answer.result.value;
     // The evaluated expression's own frame (no file) tops the stack: skip it.
-    const frames = calls.filter(([, file]) => file).slice(0, MAX_FRAMES).map(toFrame);
+    // Redacted before the addon keeps them too: it writes them itself when JS cannot (src/report.rs).
+    const frames = redactStack(calls.filter(([, file]) => file).slice(0, MAX_FRAMES).map(toFrame));
     native.stallStack(watched, wake, asked, answered, Number.isFinite(ran) ? ran : answered - asked, frames);
   } catch {
     // The stall ended first, or the main thread is going away: no stack for this one.

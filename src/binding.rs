@@ -227,20 +227,7 @@ impl NativeMonitor {
     /// Busy time per scope since start, the current window included; JSON.
     #[napi(catch_unwind)]
     pub fn totals(&self) -> Result<String> {
-        self.live_json(|agg, ledger, now| {
-            let scope = |(name, r): (&str, crate::ledger::Reading)| json!({ "name": name, "busyMs": r.busy_ms, "calls": r.calls });
-            let mut all: Vec<Value> = agg.totals(ledger, now).into_iter().map(scope).collect();
-            let unattributed = all.remove(0);
-            let busy: f64 = unattributed["busyMs"].as_f64().unwrap_or(0.0) + all.iter().filter_map(|s| s["busyMs"].as_f64()).sum::<f64>();
-            all.retain(|s| s["busyMs"].as_f64() > Some(0.0) || s["calls"].as_f64() > Some(0.0));
-            all.sort_by(|a, b| b["busyMs"].as_f64().unwrap_or(0.0).total_cmp(&a["busyMs"].as_f64().unwrap_or(0.0)));
-            json!({
-                "thread": { "busyMs": busy },
-                "unattributed": unattributed,
-                "scopes": all,
-                "scopesOverflowed": agg.scopes_overflowed(),
-            })
-        })
+        self.live_json(|agg, ledger, now| crate::report::totals_json(agg, ledger, now))
     }
 
     /// Sets (a function) or clears (null) who receives each lag event, as JSON, when the loop
@@ -262,10 +249,12 @@ impl NativeMonitor {
     }
 
     /// Starts a recording of every window closed and every stall from now (a capture's data,
-    /// bounded: see src/recording.rs); returns its id for takeRecording.
+    /// bounded: see src/recording.rs); returns its id for takeRecording. `frame`, JSON: the
+    /// report so far, for the addon to finish and write if the thread's JS cannot (src/report.rs).
     #[napi(catch_unwind)]
-    pub fn record(&self) -> u32 {
-        self.shared.record()
+    pub fn record(&self, frame: Option<String>) -> Result<u32> {
+        let frame = frame.map(|f| serde_json::from_str(&f)).transpose().map_err(|e| Error::new(Status::InvalidArg, format!("rloop: report frame: {e}")))?;
+        Ok(self.shared.record(frame))
     }
 
     /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, or null if unknown.

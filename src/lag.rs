@@ -180,6 +180,27 @@ impl Lag {
         stall
     }
 
+    /// The stall the stretch that woke at `wake` is, if it is one by `now` (`slot` charged):
+    /// what `stretch_ended` would say, for a report written while it goes on.
+    pub fn ongoing(&self, wake: f64, slot: usize, now: f64) -> Option<Stall> {
+        let lag_ms = now - wake;
+        if lag_ms.is_nan() || lag_ms < self.threshold_ms {
+            return None;
+        }
+        let watched = wake == self.wake; // else the watch thread has not looked at it yet
+        let tally = if watched { self.tally.clone() } else { Vec::new() };
+        Some(Stall {
+            start: wake,
+            lag_ms,
+            slot: tally.iter().max_by_key(|(_, n)| *n).map_or(slot, |(s, _)| *s),
+            noticed_after_ms: self.noticed_at.filter(|_| watched).map(|(t, _)| t - wake),
+            noticed_slot: self.noticed_at.filter(|_| watched).map(|(_, s)| s),
+            samples: tally,
+            stack: self.stack.clone().filter(|_| watched),
+            at_start: self.ended == 0,
+        })
+    }
+
     /// This window's statistics; the next window starts empty.
     pub fn close_window(&mut self) -> LagStats {
         let h = std::mem::replace(&mut self.stretches, histogram());
@@ -228,6 +249,20 @@ mod tests {
         };
         assert_eq!(stall, expected);
         assert!(!lag.attach_stack(100.0, taken(json!(["after"]))), "a stack for an ended stall is dropped");
+    }
+
+    #[test]
+    fn a_stall_going_on_reads_as_it_would_end_now() {
+        let mut lag = Lag::new(50.0);
+        assert_eq!(lag.ongoing(100.0, 3, 140.0), None, "not a stall yet");
+        assert!(!lag.watch(3, 100.0, 130.0));
+        assert!(lag.watch(7, 100.0, 160.0));
+        lag.watch(7, 100.0, 170.0);
+        let s = lag.ongoing(100.0, 3, 400.0).unwrap();
+        assert_eq!((s.start, s.lag_ms, s.slot, s.noticed_after_ms, s.at_start), (100.0, 300.0, 7, Some(60.0), true));
+        let unseen = lag.ongoing(500.0, 4, 600.0).unwrap();
+        assert_eq!((unseen.slot, unseen.noticed_after_ms, unseen.samples.len()), (4, None, 0), "not watched yet: the slot charged");
+        assert_eq!(lag.stretch_ended(100.0, 3, 400.0).unwrap().slot, 7, "reading it changed nothing");
     }
 
     #[test]

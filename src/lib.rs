@@ -16,6 +16,7 @@ mod ledger;
 mod metrics;
 mod recording;
 mod registry;
+mod report;
 #[cfg(not(test))]
 mod signals;
 mod slots;

@@ -33,11 +33,14 @@ pub struct Recording {
     entries: usize,
     events: Vec<Value>,
     dropped: u64,
+    /// The capture's report as far as it is known up front, for the addon to finish if the
+    /// thread's JS cannot (src/report.rs).
+    pub frame: Option<Value>,
 }
 
 impl Recording {
-    pub fn new() -> Self {
-        Recording { span: 1, ..Default::default() }
+    pub fn new(frame: Option<Value>) -> Self {
+        Recording { span: 1, frame, ..Default::default() }
     }
 
     /// Appends a closed window, merging into the last one while it stands for fewer than `span`.
@@ -155,7 +158,7 @@ mod tests {
         let mut a = Aggregator::new(c.clone(), 0.0);
         let x = a.add_scope("x");
         let k = 2 + c.max_scopes;
-        let mut r = Recording::new();
+        let mut r = Recording::new(None);
         let n = 8_000u64; // 80 s of 10 ms windows: merged three times over
         for i in 0..n {
             let t = i as f64 * 10.0;
@@ -186,7 +189,7 @@ mod tests {
 
     #[test]
     fn stalls_past_the_cap_are_counted() {
-        let mut r = Recording::new();
+        let mut r = Recording::new(None);
         for i in 0..MAX_EVENTS + 5 {
             r.push_stall(&json!({ "lagMs": i }));
         }

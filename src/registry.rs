@@ -107,13 +107,20 @@ impl Shared {
         Some(event)
     }
 
-    /// Starts a recording of every window closed and every stall from now; returns its id.
-    pub fn record(&self) -> u32 {
+    /// Starts a recording of every window closed and every stall from now, with the report
+    /// `frame` to finish without JS if need be; returns its id.
+    pub fn record(&self, frame: Option<Value>) -> u32 {
         let mut st = self.state.lock();
         let id = st.next_recording;
         st.next_recording = id.wrapping_add(1).max(1);
-        st.recordings.push((id, Recording::new()));
+        st.recordings.push((id, Recording::new(frame)));
         id
+    }
+
+    /// Runs `f` on this thread's state as it is now: for src/report.rs, under the lock.
+    pub fn view<R>(&self, f: impl FnOnce(View<'_>) -> R) -> R {
+        let st = self.state.lock();
+        f(View { ledger: st.ledger.as_ref(), agg: &st.agg, lag: st.lag.as_ref(), recordings: &st.recordings })
     }
 
     /// Ends recording `id`: `{ windows, lag: { events, dropped } }`; `None` if there is no such
@@ -125,7 +132,8 @@ impl Shared {
         Some(r.to_json(st.agg.config().time_origin))
     }
 
-    fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
+    /// The lag event of `stall`, as `idle` and the 'lag' listeners give it.
+    pub fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
         let name = |slot: usize| (slot != crate::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0);
         let (_, key) = agg.describe_slot(stall.slot);
         let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or("unattributed code"));
@@ -226,6 +234,14 @@ impl Shared {
             })
         })
     }
+}
+
+/// A thread's state, read by `Shared::view`; `ledger` is `None` once detached.
+pub struct View<'a> {
+    pub ledger: Option<&'a Ledger>,
+    pub agg: &'a Aggregator,
+    pub lag: Option<&'a Lag>,
+    pub recordings: &'a [(u32, Recording)],
 }
 
 /// Called with the `wake` of a stall on the thread it watches, while the stall goes on.
@@ -329,7 +345,7 @@ mod tests {
         let shared = Shared::new(7, clock, cfg(20.0), mem.ledger(), None);
         let x = shared.with(|agg, _, _| agg.add_scope("x")).unwrap();
         mem.switch_to(x, clock.now()); // "blocked" in x from now on
-        let recording = shared.record();
+        let recording = shared.record(None);
         register(shared.clone());
         std::thread::sleep(Duration::from_millis(120));
         let d = shared.describe().unwrap();
@@ -362,7 +378,7 @@ mod tests {
             s.attach_stack(wake, now, now + 1.0, 1.0, json!([{ "functionName": "spin" }]));
         })));
         register(shared.clone());
-        let recording = shared.record();
+        let recording = shared.record(None);
         mem.set(crate::ledger::RUNNING, -1.0);
         let start = clock.now();
         mem.switch_to(x, start);

@@ -2,8 +2,9 @@
 //! and run only when the loop turns: an app stuck in a loop would no longer die on Ctrl-C. So
 //! while captures run, rloop listens natively, and only for signals the app does not listen to:
 //! the handler wakes a thread of ours, which has the main thread's JS write the reports (unless
-//! its loop is blocked: then nothing is waited for) and lets the signal do what it would have
-//! done, with the action that was in place before (Node's own, which resets the terminal).
+//! its loop is blocked: then nothing is waited for, and the addon writes them from what it
+//! recorded, src/report.rs) and lets the signal do what it would have done, with the action
+//! that was in place before (Node's own, which resets the terminal).
 
 use std::io::Read;
 use std::os::fd::FromRawFd;
@@ -153,7 +154,8 @@ fn take_effect(sig: c_int) {
     let Some((finisher, previous)) = ARMED.lock().as_ref().map(|a| (a.finisher.clone(), a.previous.iter().find(|(s, _)| *s == sig).map(|(_, old)| *old))) else {
         return;
     };
-    if !crate::registry::main_blocked_for(BLOCKED_MS) {
+    let blocked = crate::registry::main_blocked_for(BLOCKED_MS);
+    if !blocked {
         let finished = Arc::new((Mutex::new(false), Condvar::new()));
         let f = finished.clone();
         finisher(
@@ -168,6 +170,10 @@ fn take_effect(sig: c_int) {
             finished.1.wait_for(&mut done, FINISH_WITHIN);
         }
     }
+    // What JS did not finish — every capture of a blocked main thread, and those of workers,
+    // whose JS no signal reaches — the addon finishes from what it recorded.
+    let why = if blocked { format!("signal {name} while the loop was blocked") } else { format!("signal {name} before this thread's JS finished the report") };
+    crate::report::finish_all(name, &why);
     // SAFETY: puts back the action ours replaced (or the default) and raises the signal again:
     // the process ends, or not, exactly as it would have without rloop.
     unsafe {

@@ -4,7 +4,7 @@
 //! and marks the ledger idle, so waiting is never charged to the last scope (the JS hooks
 //! leave an interval open between callbacks of one scope to save clock reads), and it ends the
 //! loop's busy stretch, reporting a stall. An async cleanup hook closes the handle when a
-//! worker's environment goes away without `stop()`.
+//! worker's environment goes away without `stop()`, and finishes the captures its JS could not.
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -136,5 +136,14 @@ unsafe extern "C" fn on_closed(h: *mut UvPrepare) {
 }
 
 unsafe extern "C" fn on_env_teardown(_handle: sys::napi_async_cleanup_hook_handle, arg: *mut c_void) {
-    detach(arg.cast());
+    let a: *mut Attachment = arg.cast();
+    // Its JS is gone: a capture still running (a worker terminated mid-capture) is finished here.
+    // The main thread's captures end in its 'exit' listener, before teardown.
+    // SAFETY: from `attach`; libuv frees it only after the close `detach` starts.
+    let at = &*a;
+    if !at.closing {
+        let (reason, why) = if at.shared.thread_id == 0 { ("exit", "the thread ended before its JS finished the report") } else { ("terminated", "worker terminated mid-capture") };
+        crate::report::finish_thread(&at.shared, reason, why);
+    }
+    detach(a);
 }

@@ -65,4 +65,26 @@ function buildReport(c) {
   };
 }
 
-module.exports = { SCHEMA, buildReport, eluBetween };
+/**
+ * What the addon needs to finish a capture's report if the thread's JS cannot (src/report.rs:
+ * a signal while the loop is blocked, a worker terminated): the report as known at the start,
+ * the totals it starts from, where to write the JSON, what it will lack (what only JS holds)
+ * and whether a failure to write it is said on stderr.
+ * @param c as for buildReport, without what is collected: { meta, windowMs, totalsBefore,
+ *   lag: { enabled, thresholdMs }, io: { enabled, thresholdMs }, heapStats, profile }
+ */
+function reportFrame(c, path, say) {
+  const missing = [c.io.enabled && 'io', c.heapStats && 'heap', c.profile && 'profile'].filter(Boolean);
+  const report = {
+    schema: SCHEMA,
+    meta: { ...c.meta, durationMs: 0 },
+    elu: { windowMs: c.windowMs },
+    lag: { ...c.lag, events: [], dropped: 0 },
+    io: { ...c.io, events: [], dropped: 0, aggregates: [] },
+    heap: null,
+    profile: null,
+  };
+  return { report, totalsBefore: c.totalsBefore, path, missing, say };
+}
+
+module.exports = { SCHEMA, buildReport, reportFrame, eluBetween };

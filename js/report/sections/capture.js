@@ -23,6 +23,8 @@ function render(ctx) {
     ['Span', `${clock(m.start)} to ${clock(m.end)} (${ms(m.durationMs)})`],
     ['Ended', m.partial ? `early: ${m.reason ?? 'unknown'} (partial report)` : 'as planned'],
   ];
+  // Finished by the addon, the thread's JS gone (docs/report-schema.md): say what it lacks.
+  if (m.incomplete) facts.push(['Written by the addon', `${m.incomplete.reason}; not in this report: ${[m.incomplete.missing].flat().join(', ') || 'nothing'}`]);
   const options = m.options && typeof m.options === 'object' ? Object.entries(m.options) : [];
   const dl = facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${text(v, 500)}</dd>`).join('');
   const opts = options.map(([k, v]) => `<span class="opt"><span class="muted">${text(k, 60)}</span> ${text(option(v), 200)}</span>`).join('');

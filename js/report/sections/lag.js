@@ -92,7 +92,7 @@ function worst(ctx, events) {
     columns: [{ label: 'At', num: true }, { label: 'Lag', num: true }, { label: 'Scope' }, { label: 'Key' }, { label: 'Stack' }],
     rows: top.map((e) => [
       [offset((e.at - ctx.start) / 1000) + (e.atStart ? ' <span class="muted">(start-up)</span>' : ''), e.at],
-      [ms(e.lagMs), e.lagMs],
+      [ms(e.lagMs) + (e.ongoing ? ' <span class="muted">(still going on)</span>' : ''), e.lagMs],
       ctx.scope(e.scope) + (inside(ctx, e) ? `<br><span class="muted">inside: ${esc(inside(ctx, e))}</span>` : ''),
       e.key === null || e.key === undefined ? '' : text(e.key, 80),
       (e.native ? `<span class="muted">native ${esc(e.native)} work</span><br>` : '') + stackCell(e),
