@@ -381,3 +381,19 @@ test('a stall whose stack is not the blocker\'s says so, and never groups under 
   const byLocation = lag.slice(lag.indexOf('By code location'), lag.indexOf('Longest stalls'));
   assert.ok(!byLocation.includes('ranAfter'), 'not grouped under what ran after');
 });
+
+test("a stall's stack from the CPU profile says so, with the native work it was in", () => {
+  const report = diagnosisReport();
+  const blocker = { functionName: 'importAll', url: 'file:///app/import.js', line: 9, column: 3 };
+  report.lag.events = [{
+    lagMs: 300, at: report.meta.start + 1000, thread: 0, scope: 'job:import', key: null, stack: [blocker], stackFrom: 'profile',
+    noticedAfterMs: 50, stackTakenAfterMs: 301, stackSeen: null, stackNote: null, native: 'JSON', atStart: false, scopes: [],
+  }];
+  assertValidReport(report);
+  const lag = section(renderHtml(report), 'lag');
+  assert.match(lag, /native JSON work<\/span><br><span class="muted">stack from the CPU profile&#39;s samples inside the stall/);
+  assert.match(lag, /in native JSON work\nstack from the CPU profile/);
+  assert.match(lag, /the capture kept 1 stall and dropped 6 more/);
+  report.lag.events[0].stackFrom = 'sampler';
+  assert.doesNotMatch(section(renderHtml(report), 'lag'), /from the CPU profile/);
+});
