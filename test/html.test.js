@@ -397,3 +397,13 @@ test("a stall's stack from the CPU profile says so, with the native work it was 
   report.lag.events[0].stackFrom = 'sampler';
   assert.doesNotMatch(section(renderHtml(report), 'lag'), /from the CPU profile/);
 });
+
+test('§5 counts of one read in the singular: a slow operation, an older sample', () => {
+  const report = diagnosisReport();
+  report.io.events = report.io.events.slice(0, 1);
+  report.io.dropped = 3;
+  report.heap.dropped = 1;
+  const html = renderHtml(report);
+  assert.match(section(html, 'io'), /the capture kept 1 slow operation and dropped 3 more/);
+  assert.match(section(html, 'memory'), /the capture dropped 1 older sample of its timeline/);
+});
