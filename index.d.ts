@@ -195,9 +195,15 @@ export interface LagEvent {
    * As V8 gave it in the event; a report redacts its URLs (see SlowIoEvent.target).
    */
   stack: Frame[] | null;
+  /**
+   * Where `stack` came from: 'sampler', the stack sampler's interrupt (every 'lag' event);
+   * 'profile', in a capture with `profile`, the heaviest of the profile's samples inside the
+   * stall in its scope (right even inside JSON.parse, a regex or C++); null without a stack.
+   */
+  stackFrom: 'sampler' | 'profile' | null;
   /** When the watch thread noticed it; null when too short to be seen while running. */
   noticedAfterMs: number | null;
-  /** When the stack (stack or stackSeen) was taken, ms after the stall began; null: none was. */
+  /** When the stack sampler's stack (stack or stackSeen) was taken, ms after the stall began; null: none was. */
   stackTakenAfterMs: number | null;
   /**
    * Frames taken during the stall that are not known to be the blocker's: taken after V8 came
@@ -206,8 +212,8 @@ export interface LagEvent {
   stackSeen: Frame[] | null;
   /** Why stackSeen is not the blocker's stack. */
   stackNote: string | null;
-  /** Native work the blocker was in, when Node's own frames on the stack say. */
-  native: 'crypto' | 'zlib' | 'fs' | 'child_process' | 'module loading' | null;
+  /** Native work the blocker was in, when Node's own frames on the stack say (or, from a profile, its kind of work). */
+  native: 'crypto' | 'zlib' | 'fs' | 'child_process' | 'module loading' | 'JSON' | 'regex' | 'GC' | null;
   /** Who ran inside the stall, busiest first (sampled every few ms by the watch thread). */
   scopes: { scope: string | null; key: string | null; ms: number }[];
   /** The stretch that was running when rloop started (zero-code: the app's start-up). */

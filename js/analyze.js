@@ -5,11 +5,12 @@
 //
 // A frame's kind comes from what the frame is, never from its name alone (a user function named
 // parseConfig is user code). Measured on Node 20, 22 and 24:
-//   json     the frames js/profile.js wraps around JSON.parse/stringify: V8 reports no frame for
+//   json     the frames js/markers.js puts around JSON.parse/stringify: V8 reports no frame for
 //            these C++ builtins, their time otherwise lands on the caller
 //   regex    'RegExp: <source>' (script 0): regular expressions compiled to native code while
-//            the profile ran (a first, interpreted run and code compiled before the profile
-//            started land on the caller)
+//            the profile ran; and js/markers.js's frames around RegExp.prototype.test and the
+//            Symbol.match/matchAll/replace/search/split methods, which also hold the time V8
+//            runs a regex in its interpreter or in code compiled before the profile started
 //   sync-io  *Sync functions of node:fs, node:internal/fs/*, node:child_process, and all under them
 //   crypto   node:crypto and node:internal/crypto/* functions, and all under them (native hashing)
 //   gc, idle, program   V8's '(garbage collector)', '(idle)' and '(program)' entries
@@ -18,7 +19,7 @@
 // A sample's time goes to the innermost json/regex/sync-io/crypto frame on its stack, else to
 // its leaf's kind: native time under readFileSync is sync-io.
 
-const { JSON_MARKER_URL } = require('./profile');
+const { JSON_MARKER_URL, REGEX_MARKER_URL } = require('./markers');
 const { redactLink } = require('./redact');
 const { plainObject, knownOnly } = require('./options');
 const { flameTree } = require('./flame');
@@ -71,6 +72,7 @@ function kindOf({ functionName, url, scriptId }) {
     }
   }
   if (url === JSON_MARKER_URL) return JSON_;
+  if (url === REGEX_MARKER_URL) return REGEX;
   if (isOwn({ url })) return NODE;
   if (!url.startsWith('node:')) return USER;
   if (SYNC_IO_URL.test(url) && functionName.endsWith('Sync')) return SYNC_IO;
@@ -145,12 +147,14 @@ function classify(nodes, { parent, order }) {
     own[i] = kind === NODE && isOwn(nodes[i].callFrame) ? 1 : 0;
     const p = parent[i];
     const inherited = p >= 0 && mark[p] >= 0;
-    if (MARKED.has(kind) && !(inherited && category[p] === kind)) {
+    // The compiled regex under rloop's marker names the pattern; the caller stays the marker's.
+    const pattern = kind === REGEX && inherited && category[p] === REGEX && nodes[mark[p]].callFrame.url === REGEX_MARKER_URL;
+    if (MARKED.has(kind) && (!(inherited && category[p] === kind) || pattern)) {
       // A new kind of work starts here; nested frames of the same kind (readFileSync → readSync)
       // keep the outer one, the API the caller used.
       category[i] = kind;
       mark[i] = i;
-      site[i] = p >= 0 ? user[p] : -1;
+      site[i] = pattern ? site[p] : p >= 0 ? user[p] : -1;
     } else if (inherited) {
       category[i] = category[p];
       mark[i] = mark[p];
@@ -325,7 +329,8 @@ const CATEGORY_PATTERNS = [
     id: 'regex-heavy',
     category: REGEX,
     label: 'Regular expressions',
-    api: (frame) => `/${frame.functionName.slice(REGEXP_PREFIX.length)}/`,
+    // The pattern when it was compiled while the profile ran, else the method rloop marked.
+    api: (frame) => (frame.functionName.startsWith(REGEXP_PREFIX) ? `/${frame.functionName.slice(REGEXP_PREFIX.length)}/` : frame.functionName),
     suggestion:
       'Look for catastrophic backtracking (nested or overlapping quantifiers such as (a+)+ or (a|a)*), bound the input ' +
       'length before matching, anchor and simplify the pattern, or use a linear-time engine (re2).',
@@ -575,7 +580,8 @@ function study(profile, options) {
   });
 
   const measured = {
-    nodes, parent: tree.parent, order: tree.order, self, fnOf, category: cls.category, names: CATEGORIES, idle: IDLE, own: cls.own,
+    nodes, index: tree.index, parent: tree.parent, order: tree.order, self, fnOf, category: cls.category, names: CATEGORIES, idle: IDLE,
+    own: cls.own, user: cls.user, intervalUs,
   };
   const analysis = {
     durationMs: ms(durationUs),
@@ -613,4 +619,4 @@ function scopeSummaries(scopes, busyUs, fnOf, frameOfFn) {
     .sort((a, b) => b.ms - a.ms);
 }
 
-module.exports = { analyze, analyzeWithFlame, CATEGORIES, OUTSIDE };
+module.exports = { analyze, analyzeWithFlame, study, frameOf, CATEGORIES, OUTSIDE };

@@ -10,7 +10,9 @@ const nodePath = require('node:path');
 const { threadId } = require('node:worker_threads');
 const heap = require('./heap');
 const profiler = require('./profile');
-const { analyzeWithFlame } = require('./analyze');
+const { study, frameOf } = require('./analyze');
+const { flameTree } = require('./flame');
+const { profileStalls } = require('./stall-stacks');
 const { guard } = require('./exit-guard');
 const { buildReport, reportFrame } = require('./report/build');
 const { renderJson } = require('./report/json');
@@ -227,8 +229,8 @@ class Capture {
     const end = Date.now();
     const partial = reason !== null;
     const o = this.#o;
-    const scopeTimeline = profile ? this.#scopeTimeline() : undefined;
     const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };
+    const studied = profile ? this.#study(profile, recorded.lag) : null;
     return buildReport({
       meta: this.#meta(end, partial, reason),
       windowMs: this.#inner.options.windowMs,
@@ -248,7 +250,8 @@ class Capture {
         ? {
           intervalUs: o.profile.intervalUs,
           file: o.cpuprofile ? expand(o.cpuprofile, this.#n, this.#start) : null,
-          ...analyzeWithFlame(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThreshold }),
+          analysis: studied.analysis,
+          flame: flameTree(studied.measured),
         }
         : null,
     });
@@ -283,13 +286,16 @@ class Capture {
   }
 
   /**
-   * The scope timeline on the profile's clock (µs), for per-scope analysis: every change of the
-   * charged scope, with the time the hot path read for it, and each idle mark (false).
+   * The profile's analysis by scope, on the scope timeline moved to the profile's clock (µs):
+   * every change of the charged scope, with the time the hot path read for it, and each idle
+   * mark (false). The stalls' stacks come from the samples inside them, where there are some.
    */
-  #scopeTimeline() {
-    const offset = profiler.profileClockOffsetUs();
-    const { transitions } = this.#takeTimeline();
-    return transitions.map(([ms, scope]) => [ms * 1000 + offset, scope]);
+  #study(profile, lag) {
+    const offsetUs = profiler.profileClockOffsetUs();
+    const scopeTimeline = this.#takeTimeline().transitions.map(([ms, scope]) => [ms * 1000 + offsetUs, scope]);
+    const studied = study(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThreshold });
+    lag.events = profileStalls(lag.events, profile, studied.measured, { originMs: performance.timeOrigin, offsetUs, scopeTimeline, frameOf });
+    return studied;
   }
 
   #write(report, profile) {

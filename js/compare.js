@@ -1,6 +1,10 @@
 'use strict';
 // Compares two reports (rloop-report/1): what got better, what got worse, and a verdict.
 // Pure: reports in, a comparison out. The CLI's `rloop compare` prints it.
+// A function's share is of the whole profile (selfPercent), not of busy time as in a report's
+// page: across two runs a share of busy time moves when other work comes or goes.
+
+const { stalls } = require('./report/facts');
 
 // A change counts only past these, so noise between two runs of one build reads NO CHANGE.
 const FUNCTION_POINTS = 5; // points of self-time share
@@ -56,11 +60,11 @@ function compareScopes(base, head) {
     .sort((x, y) => Math.abs(y.deltaPoints) - Math.abs(x.deltaPoints));
 }
 
+// The stalls as the report's page states them (js/report/facts.js): every stall recorded, the longest of them.
 function compareLag(base, head) {
-  const s = (report) => report.lag?.summary ?? { stalls: 0, maxMs: 0 };
-  const b = s(base);
-  const h = s(head);
-  return { baseStalls: b.stalls, headStalls: h.stalls, baseMaxMs: b.maxMs, headMaxMs: h.maxMs };
+  const b = stalls(base);
+  const h = stalls(head);
+  return { baseStalls: b.count, headStalls: h.count, baseMaxMs: b.longestMs ?? 0, headMaxMs: h.longestMs ?? 0 };
 }
 
 /**
@@ -95,15 +99,16 @@ function compare(base, head) {
 function formatComparison(c) {
   const lines = [`verdict: ${c.verdict}`];
   const pct = (x) => `${x.toFixed(1)} %`;
+  const ofProfile = (x) => `${pct(x)} of the profile`;
   for (const p of c.patterns.resolved) lines.push(`  resolved   ${p.id}`);
   for (const p of c.patterns.new) lines.push(`  new        ${p.id}: ${p.message}`);
   for (const p of c.patterns.persistent) lines.push(`  persistent ${p.id}`);
-  for (const f of c.functions.regressed) lines.push(`  slower     ${f.functionName} (${f.url}:${f.line}) ${pct(f.basePercent)} -> ${pct(f.headPercent)}`);
-  for (const f of c.functions.improved) lines.push(`  faster     ${f.functionName} (${f.url}:${f.line}) ${pct(f.basePercent)} -> ${pct(f.headPercent)}`);
+  for (const f of c.functions.regressed) lines.push(`  slower     ${f.functionName} (${f.url}:${f.line}) ${pct(f.basePercent)} -> ${ofProfile(f.headPercent)}`);
+  for (const f of c.functions.improved) lines.push(`  faster     ${f.functionName} (${f.url}:${f.line}) ${pct(f.basePercent)} -> ${ofProfile(f.headPercent)}`);
   for (const s of c.scopes.filter((x) => Math.abs(x.deltaPoints) >= SCOPE_POINTS)) {
     lines.push(`  scope      ${s.name}: ELU ${pct(s.baseElu * 100)} -> ${pct(s.headElu * 100)}`);
   }
-  lines.push(`  lag        worst stall ${c.lag.baseMaxMs.toFixed(0)} ms -> ${c.lag.headMaxMs.toFixed(0)} ms, stalls ${c.lag.baseStalls} -> ${c.lag.headStalls}`);
+  lines.push(`  lag        longest stall ${c.lag.baseMaxMs.toFixed(0)} ms -> ${c.lag.headMaxMs.toFixed(0)} ms, stalls ${c.lag.baseStalls} -> ${c.lag.headStalls}`);
   return lines.join('\n') + '\n';
 }
 

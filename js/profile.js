@@ -2,51 +2,12 @@
 // CPU profiles of the calling thread (main or worker) through an in-process inspector session.
 // The result is V8's raw profile, the content of a .cpuprofile file; js/analyze.js reads it.
 
-const vm = require('node:vm');
 const { offsetFrom } = require('./clock');
 const { integerIn, plainObject, knownOnly } = require('./options');
+const markers = require('./markers');
 
 const DEFAULT_INTERVAL_US = 100;
 const INTERVAL_LIMITS = [10, 1e6];
-
-// V8 reports no frame for JSON.parse/stringify (C++ builtins): their time lands on the caller,
-// indistinguishable from the caller's own work. While a profile runs, both are replaced by
-// wrappers compiled under this script URL, so their frames say what the work is. A function
-// someone else put in their place is never replaced, nor removed.
-const JSON_MARKER_URL = 'rloop:json';
-const JSON_MARKER_SOURCE = `(function (parse, stringify) {
-  return {
-    'JSON.parse'(text, reviver) { return parse(text, reviver); },
-    'JSON.stringify'(value, replacer, space) { return stringify(value, replacer, space); },
-  };
-})`;
-const JSON_FUNCTIONS = ['parse', 'stringify'];
-const jsonBuiltins = { parse: JSON.parse, stringify: JSON.stringify };
-
-let jsonMarkers = null; // compiled on first use: { parse, stringify }
-let profiling = 0; // this thread's running profiles
-
-function compileJsonMarkers() {
-  const compiled = vm.runInThisContext(JSON_MARKER_SOURCE, { filename: JSON_MARKER_URL });
-  const m = compiled(jsonBuiltins.parse, jsonBuiltins.stringify);
-  const markers = {};
-  for (const name of JSON_FUNCTIONS) {
-    markers[name] = m[`JSON.${name}`];
-    // The profiler names frames from the source; code that reads .name sees the builtin's name.
-    Object.defineProperty(markers[name], 'name', { value: name });
-  }
-  return markers;
-}
-
-function markJson() {
-  if (profiling++ > 0) return;
-  for (const name of JSON_FUNCTIONS) if (JSON[name] === jsonBuiltins[name]) JSON[name] = jsonMarkers[name];
-}
-
-function unmarkJson() {
-  if (--profiling > 0) return;
-  for (const name of JSON_FUNCTIONS) if (JSON[name] === jsonMarkers[name]) JSON[name] = jsonBuiltins[name];
-}
 
 /** Profile options, defaults filled in; a bad value throws a TypeError or RangeError naming it. */
 function profileOptions(options) {
@@ -69,14 +30,15 @@ function post(session, method, params) {
 }
 
 /**
- * Starts sampling this thread's stacks every `intervalUs` µs, with JSON.parse/stringify marked.
+ * Starts sampling this thread's stacks every `intervalUs` µs, with JSON and RegExp builtins
+ * marked (js/markers.js).
  * Resolves to `{ stop(), stopSync() }`: both give the raw V8 profile (the same one on repeated
- * calls), end the session and, with the thread's last profile, unmark JSON.
+ * calls), end the session and, with the thread's last profile, unmark the builtins.
  */
 async function start(options) {
   const { intervalUs } = profileOptions(options);
   const { Session } = require('node:inspector'); // throws where Node has no inspector
-  jsonMarkers ??= compileJsonMarkers(); // before the profile starts: not the app's time
+  markers.compile(); // before the profile starts: not the app's time
   const session = new Session();
   session.connect();
   try {
@@ -87,7 +49,7 @@ async function start(options) {
     session.disconnect();
     throw e;
   }
-  markJson();
+  markers.mark();
   let outcome = null; // { profile } or { error }, once stopped
   const stopSync = () => {
     if (outcome === null) {
@@ -96,7 +58,7 @@ async function start(options) {
       } catch (error) {
         outcome = { error };
       } finally {
-        unmarkJson();
+        markers.unmark();
         session.disconnect();
       }
     }
@@ -114,4 +76,4 @@ function profileClockOffsetUs() {
   return offsetFrom(() => Number(process.hrtime.bigint()) / 1e6) * 1000;
 }
 
-module.exports = { start, profileOptions, profileClockOffsetUs, JSON_MARKER_URL };
+module.exports = { start, profileOptions, profileClockOffsetUs };

@@ -145,6 +145,8 @@ impl Shared {
             .iter()
             .map(|&(slot, n)| json!({ "scope": name(slot), "key": agg.describe_slot(slot).1, "ms": stall.lag_ms * f64::from(n) / f64::from(sampled) }))
             .collect();
+        // A capture with a profile may put the profile's samples in its place (js/stall-stacks.js).
+        let from = b.stack.as_ref().map(|_| "sampler");
         scopes.sort_by(|a, b| b["ms"].as_f64().unwrap_or(0.0).total_cmp(&a["ms"].as_f64().unwrap_or(0.0)));
         json!({
             "lagMs": stall.lag_ms,
@@ -153,6 +155,7 @@ impl Shared {
             "scope": name(stall.slot),
             "key": key,
             "stack": b.stack,
+            "stackFrom": from,
             "noticedAfterMs": stall.noticed_after_ms,
             "stackTakenAfterMs": b.taken_after_ms,
             "stackSeen": b.seen,

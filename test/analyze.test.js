@@ -11,6 +11,7 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const profile = require('../js/profile');
+const markers = require('../js/markers');
 const { analyze, CATEGORIES } = require('../js/analyze');
 const { profiled, NAMES } = require('./fixtures/profile-workloads');
 const { synthetic, fn, native } = require('./fixtures/tree-profile');
@@ -174,7 +175,7 @@ test('classification follows what a frame is, innermost marked frame first', () 
       [fn('main'),
         [fn('parseConfig')],
         [{ ...fn('JSON.parse'), key: 'user JSON.parse' }], // a user function with a builtin's name is user code
-        [{ functionName: 'JSON.parse', url: profile.JSON_MARKER_URL }, [fn('reviver')]],
+        [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL }, [fn('reviver')]],
         [native('RegExp: \\d+')],
         [fn('readFileSync', 'node:fs'), [fn('readSync', 'node:fs'), [native('read')]]],
         [fn('pbkdf2Sync', 'node:internal/crypto/pbkdf2'), [native('run')]],
@@ -195,7 +196,7 @@ test('classification follows what a frame is, innermost marked frame first', () 
   });
   const categoryOf = Object.fromEntries(a.heavyFunctions.map((f) => [`${f.functionName}@${f.url}`, f.category]));
   assert.strictEqual(categoryOf['JSON.parse@file:///app.js'], 'user');
-  assert.strictEqual(categoryOf[`JSON.parse@${profile.JSON_MARKER_URL}`], 'json');
+  assert.strictEqual(categoryOf[`JSON.parse@${markers.JSON_MARKER_URL}`], 'json');
   assert.strictEqual(categoryOf['read@'], 'sync-io');
   assert.strictEqual(categoryOf['readChunk@'], 'native', 'a native call under async fs code is not sync I/O');
   assert.strictEqual(categoryOf['(idle)@'], undefined, 'idle is no heavy function');
@@ -350,7 +351,7 @@ test('long-calls: a function blocking 120 ms every 500 ms is named, with its loc
 
 // Issue #11 §5: one basis for shares, busy time; numbers in messages formatted.
 test('heavy functions carry their share of busy time, the basis of patterns and the flame graph', () => {
-  const tree = [native('(root)'), [fn('main'), [fn('hot')], [{ functionName: 'JSON.parse', url: profile.JSON_MARKER_URL }]], [native('(idle)')]];
+  const tree = [native('(root)'), [fn('main'), [fn('hot')], [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL }]], [native('(idle)')]];
   const a = analyze(synthetic(tree, [...Array(1478).fill('JSON.parse'), ...Array(1000).fill('hot'), ...Array(2478).fill('(idle)')], { stepUs: 1000 }));
   const json = a.heavyFunctions.find((f) => f.functionName === 'JSON.parse');
   assert.strictEqual(json.busyPercent, 59.64);
@@ -373,4 +374,130 @@ test('long-calls on a real profile: V8 losing an inlined frame for a sample does
   assert.ok(top.longestMs >= 90, `${top.longestMs} ms`);
   assert.ok(top.percent <= 100);
   assert.strictEqual(pattern(a, 'cpu-hog')?.location.functionName ?? pattern(a, 'long-calls').location.functionName, 'busy');
+});
+
+/** What a mix of regex calls gives, through every method rloop marks and some it does not. */
+function regexResults() {
+  const g = /(b+)(c)?/g;
+  const y = /a/y;
+  class Counting extends RegExp {
+    exec(s) {
+      Counting.calls++;
+      return super.exec(s);
+    }
+  }
+  Counting.calls = 0;
+  const out = [];
+  const s = 'abbcabbbxbc';
+  out.push(g.test(s), g.lastIndex, g.test(s), g.lastIndex, g.exec(s)?.index, g.lastIndex);
+  out.push(y.test('aab'), y.lastIndex, y.test('aab'), y.lastIndex, y.test('aab'), y.lastIndex);
+  out.push(s.replace(/b+/g, (m, at) => `<${m.length}@${at}>`), s.replace(/(b+)(c)/, '$2$1'), s.replaceAll(/b/g, '-'));
+  out.push(s.split(/b+/), s.split(/(b)/, 3), s.match(/b+/g), s.match(/(b+)(c)/).slice(), s.search(/x/), [...s.matchAll(/b(c)?/g)].map((m) => [m[0], m.index]));
+  out.push('abc'.replace(new Counting('b', 'g'), 'x'), Counting.calls, new Counting('c').test('abc'), Counting.calls);
+  // A generic receiver: the spec's methods work on any object with exec.
+  const generic = { lastIndex: 0, flags: '', exec: (t) => (t === 'q' ? Object.assign(['q'], { index: 0 }) : null) };
+  out.push(RegExp.prototype.test.call(generic, 'q'), RegExp.prototype[Symbol.replace].call(generic, 'q', 'r'));
+  for (const receiver of [undefined, 1, 'x']) {
+    try {
+      RegExp.prototype.test.call(receiver, 'a');
+    } catch (e) {
+      out.push(`${e.constructor.name}: ${e.message}`);
+    }
+  }
+  const methods = ['test', Symbol.match, Symbol.matchAll, Symbol.replace, Symbol.search, Symbol.split];
+  out.push(methods.map((m) => [RegExp.prototype[m].name, RegExp.prototype[m].length]));
+  return out;
+}
+
+// Issue #11 §2: regex time V8 spends in its interpreter, or in code compiled before the profile
+// started, has no frame of its own; rloop's markers give it one (js/markers.js).
+test('while a profile runs, RegExp methods carry a frame, invisibly; exec and the originals are left as they were', async () => {
+  const P = RegExp.prototype;
+  const before = Object.getOwnPropertyDescriptors(P);
+  const expected = regexResults();
+  const p = await profile.start();
+  const during = Object.getOwnPropertyDescriptors(P);
+  let results;
+  try {
+    results = regexResults();
+  } finally {
+    p.stopSync();
+  }
+  assert.notStrictEqual(during.test.value, before.test.value, 'test is marked');
+  assert.notStrictEqual(during[Symbol.replace].value, before[Symbol.replace].value, 'Symbol.replace is marked');
+  assert.strictEqual(during.exec.value, before.exec.value, "exec is never replaced: V8's fast paths need the original");
+  assert.deepStrictEqual(results, expected);
+  assert.deepStrictEqual(Object.getOwnPropertyDescriptors(P), before, 'every property restored exactly');
+  assert.ok(require('../js/report/frames').isOwn({ url: markers.REGEX_MARKER_URL }), 'hidden from the app\'s stacks');
+
+  // A method the app replaced is neither marked nor removed.
+  const mine = function test(s) { return before.test.value.call(this, s); };
+  P.test = mine;
+  try {
+    const q = await profile.start();
+    assert.strictEqual(P.test, mine);
+    q.stopSync();
+    assert.strictEqual(P.test, mine);
+  } finally {
+    P.test = before.test.value;
+  }
+});
+
+test('regex run interpreted or compiled before the profile is charged to the regex, not its caller', async () => {
+  const subject = (n) => `${'a'.repeat(n)}!`;
+  const evil = (s) => /^(a|a)+$/.test(s); // compiled here, before the profile
+  let n = 14;
+  for (let i = 0; i < 3; i++) evil(subject(n));
+  while (timed(() => evil(subject(n))) < 20) n++;
+  const p = await profile.start();
+  const end = performance.now() + 800;
+  function checkInput() {
+    return evil(subject(n));
+  }
+  while (performance.now() < end) checkInput();
+  const a = analyze(await p.stop());
+  const re = pattern(a, 'regex-heavy');
+  assert.ok(re, `regex-heavy among ${ids(a)}: ${JSON.stringify(a.categories)}`);
+  assert.strictEqual(re.location.functionName, 'evil', re.message);
+  assert.ok(a.categories.regex > 0.7 * busyMs(a), `regex ${a.categories.regex} of ${busyMs(a)} ms busy`);
+  const callerMs = a.heavyFunctions.filter((f) => ['evil', 'checkInput'].includes(f.functionName)).reduce((sum, f) => sum + f.selfMs, 0);
+  assert.ok(callerMs < 0.1 * busyMs(a), `the callers' own time ${callerMs} ms`);
+});
+
+function timed(fn) {
+  const t = performance.now();
+  fn();
+  return performance.now() - t;
+}
+
+// Issue #11 §1: the profile's samples inside a stall, in its scope, are its stack (js/stall-stacks.js).
+test("a stall's stack from the profile: samples inside its span and in its scope, the heaviest user frame's", () => {
+  const { study, frameOf } = require('../js/analyze');
+  const { profileStalls } = require('../js/stall-stacks');
+  const tree = [native('(root)'), [fn('blocker'), [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL }]], [fn('after')], [fn('other')],
+    [native('(garbage collector)')], [native('(idle)')]];
+  // One sample a ms from t = 2 ms: 10 of `other` in scope b; in scope a 100 of JSON.parse, GC
+  // amid them (GC has no stack: it counts for what allocated), then 20 of `after`.
+  const parse = [...Array(20).fill('JSON.parse'), ...Array(60).fill('(garbage collector)'), ...Array(20).fill('JSON.parse')];
+  const p = synthetic(tree, [...Array(10).fill('other'), ...parse, ...Array(20).fill('after'), ...Array(20).fill('(idle)')], { startTime: 1000, stepUs: 1000 });
+  const scopeTimeline = [[0, 'b'], [11500, 'a'], [131500, false]];
+  const { measured } = study(p, { scopeTimeline });
+  const stall = (at, lagMs, scope, more) => ({ at, lagMs, scope, key: null, stack: null, stackFrom: null, native: null, ...more });
+  const sampled = [{ functionName: 'after', url: 'file:///app.js', line: 1, column: 1 }];
+  const events = [
+    stall(2, 130, 'a', { stackSeen: sampled, stackNote: 'late' }), // JSON.parse's 100 ms, then `after`'s 20 ms
+    stall(112, 20, 'a', { stack: sampled, stackFrom: 'sampler' }), // `after` alone
+    stall(2, 10, 'c'), // no sample of its scope
+    stall(-500, 100, 'a'), // before the profile
+    stall(42, 10, 'a'), // GC alone: nothing allocated in the span before it
+    stall(2, 2, 'b', { stack: sampled, stackFrom: 'sampler' }), // 2 samples: too few to say
+  ];
+  const o = { originMs: 0, offsetUs: 0, scopeTimeline, frameOf };
+  const out = events.map((e) => profileStalls([e], p, measured, o)[0]); // they overlap; a thread's stalls never do
+  assert.deepStrictEqual(profileStalls([events[1], events[3]], p, measured, o), [out[1], out[3]], 'several in one pass');
+  assert.deepStrictEqual(out[0], { ...events[0], stack: [reported(fn('blocker'))], stackFrom: 'profile', native: 'JSON' }, 'the marker hidden, its work named; what the sampler saw kept, with why');
+  assert.deepStrictEqual([out[1].stack, out[1].stackFrom, out[1].native], [[reported(fn('after'))], 'profile', null]);
+  assert.deepStrictEqual([out[4].stack, out[4].native], [[reported(native('(garbage collector)'))], 'GC']);
+  assert.deepStrictEqual([out[2], out[3], out[5]], [events[2], events[3], events[5]], 'left as the sampler gave them');
+  assert.strictEqual(profileStalls([], p, measured, o).length, 0);
 });

@@ -93,3 +93,15 @@ test('report --json writes a pretty copy; bad input exits 2 with a usage message
     assert.strictEqual(res.stdout, '');
   }
 });
+
+// Issue #11 §5: one set of numbers: compare() counts stalls as the report's page does.
+test('compare counts every stall recorded and the longest of them, as the page states them', () => {
+  const report = (lagMs, dropped) => ({
+    schema: 'rloop-report/1',
+    lag: { enabled: true, thresholdMs: 50, events: lagMs.map((ms, i) => ({ lagMs: ms, at: 1000 * i })), dropped, summary: { stalls: 1, stretches: 9, p99Ms: 495, maxMs: 495 } },
+  });
+  const c = rloop.compare(report([60], 0), report([529, 80], 2));
+  assert.deepStrictEqual(c.lag, { baseStalls: 1, headStalls: 4, baseMaxMs: 60, headMaxMs: 529 });
+  assert.strictEqual(c.verdict, 'REGRESSED');
+  assert.match(require('../js/compare').formatComparison(c), /longest stall 60 ms -> 529 ms, stalls 1 -> 4/);
+});

@@ -134,6 +134,30 @@ describe('the flame graph in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no 
     await page.close();
   });
 
+  test("in a sandwich the keys work too: arrows between frames as drawn, Enter opens a frame's sandwich", async () => {
+    const { page, errors } = await open('sandwich');
+    await (await bar(page, 'shared')).click();
+    await page.click('#flame-sandwich-open');
+    const focused = async () => (await page.textContent('#flame-focus')).split('. ')[0];
+    await page.focus('#sandwich-callers');
+    await page.keyboard.press('ArrowUp'); // callers are drawn above the function
+    assert.equal(await focused(), 'a');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await focused(), 'worker');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await focused(), 'shared');
+    await page.focus('#sandwich-callees');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await focused(), 'leaf');
+    assert.equal(await page.locator('#sandwich-callees rect.focus').count(), 1);
+    await page.keyboard.press('Enter');
+    assert.match(await page.textContent('#sandwich-title'), /^leaf · /, "the callee's own sandwich");
+    await page.keyboard.press('Escape');
+    assert.match(await page.textContent('#sandwich-title'), /^shared · /, 'back');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('left heavy merges the same function under one parent and sorts callees heaviest first', async () => {
     const { page } = await open('unsorted');
     const names = async () => (await row(page, '#flame-svg', 36)).filter(([, w]) => w > 40).map(([name]) => name);

@@ -425,3 +425,28 @@ test('issue #12 §3: a report from before packages says so, and the rest of the 
   assert.match(cpu, /aria-label="Heavy functions"/);
 });
 
+test("a stall's stack from the CPU profile says so, with the native work it was in", () => {
+  const report = diagnosisReport();
+  const blocker = { functionName: 'importAll', url: 'file:///app/import.js', line: 9, column: 3 };
+  report.lag.events = [{
+    lagMs: 300, at: report.meta.start + 1000, thread: 0, scope: 'job:import', key: null, stack: [blocker], stackFrom: 'profile',
+    noticedAfterMs: 50, stackTakenAfterMs: 301, stackSeen: null, stackNote: null, native: 'JSON', atStart: false, scopes: [],
+  }];
+  assertValidReport(report);
+  const lag = section(renderHtml(report), 'lag');
+  assert.match(lag, /native JSON work<\/span><br><span class="muted">stack from the CPU profile&#39;s samples inside the stall/);
+  assert.match(lag, /in native JSON work\nstack from the CPU profile/);
+  assert.match(lag, /the capture kept 1 stall and dropped 6 more/);
+  report.lag.events[0].stackFrom = 'sampler';
+  assert.doesNotMatch(section(renderHtml(report), 'lag'), /from the CPU profile/);
+});
+
+test('§5 counts of one read in the singular: a slow operation, an older sample', () => {
+  const report = diagnosisReport();
+  report.io.events = report.io.events.slice(0, 1);
+  report.io.dropped = 3;
+  report.heap.dropped = 1;
+  const html = renderHtml(report);
+  assert.match(section(html, 'io'), /the capture kept 1 slow operation and dropped 3 more/);
+  assert.match(section(html, 'memory'), /the capture dropped 1 older sample of its timeline/);
+});

@@ -4,7 +4,10 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
-const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync, spawn, execFileSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const rloop = require('..');
 const { busy, primeStackSampler } = require('./helpers');
@@ -124,11 +127,10 @@ function ranAfter() {
   return busy(15); // the short JS that runs once the blocker returns
 }
 
-test('a stall in native work is never blamed on the JS that ran after it', async () => {
-  await primeStackSampler();
+/** Blockers of about 300 ms each, calibrated on this machine; `close()` when done. */
+function nativeCases() {
   const crypto = require('node:crypto');
   const zlib = require('node:zlib');
-  const fs = require('node:fs');
   const big = (n) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ i, s: 'x'.repeat(20) })));
   let jsonText = big(20000);
   while (timed(() => JSON.parse(jsonText)) < 300) jsonText = big(Math.ceil((JSON.parse(jsonText).length * 3) / 2));
@@ -145,30 +147,56 @@ test('a stall in native work is never blamed on the JS that ran after it', async
   while (timed(() => /^(a+)+$/.test('a'.repeat(regexN) + 'b')) < 300) regexN++;
   const fd = fs.openSync('/dev/urandom', 'r');
   const readInto = Buffer.allocUnsafe(readSize);
-  const cases = {
-    json: () => JSON.parse(jsonText),
-    pbkdf2: () => crypto.pbkdf2Sync('pw', 'salt', iterations, 32, 'sha256'),
-    gzip: () => zlib.gzipSync(zipInput, { level: 9 }),
-    readSync: () => fs.readSync(fd, readInto, 0, readSize, null),
-    regex: () => /^(a+)+$/.test('a'.repeat(regexN) + 'b'),
-    loop: () => busy(300),
+  return {
+    close: () => fs.closeSync(fd),
+    cases: {
+      json: () => JSON.parse(jsonText),
+      pbkdf2: () => crypto.pbkdf2Sync('pw', 'salt', iterations, 32, 'sha256'),
+      gzip: () => zlib.gzipSync(zipInput, { level: 9 }),
+      readSync: () => fs.readSync(fd, readInto, 0, readSize, null),
+      regex: () => /^(a+)+$/.test('a'.repeat(regexN) + 'b'),
+      loop: () => busy(300),
+    },
   };
-  const mon = rloop.start({ lagThreshold: 50 });
+}
+
+/** Each case once, followed by ranAfter(), in scope `blocker`: its stall's event by name. */
+async function stallIn(mon, cases) {
   const seen = {};
+  const heard = [];
+  for (const [name, block] of Object.entries(cases)) {
+    // Not rloop's own stall as a profile starts: the blocker's.
+    const lag = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no stall of ${name} in 30 s; heard ${JSON.stringify(heard)}`)), 30000);
+      mon.on('lag', function mine(e) {
+        heard.push([name, e.scope, Math.round(e.lagMs)]);
+        if (e.scope !== 'blocker') return;
+        mon.off('lag', mine);
+        clearTimeout(timer);
+        resolve(e);
+      });
+    });
+    // A named function per case, so a stack that names the blocker can be told apart.
+    const blocker = { [`block_${name}`]: () => block() }[`block_${name}`];
+    setTimeout(() => rloop.scope('blocker', () => {
+      blocker();
+      ranAfter();
+    }), 1);
+    seen[name] = await lag;
+  }
+  return seen;
+}
+
+test('a stall in native work is never blamed on the JS that ran after it', async () => {
+  await primeStackSampler();
+  const { cases, close } = nativeCases();
+  const mon = rloop.start({ lagThreshold: 50 });
+  let seen;
   try {
-    for (const [name, block] of Object.entries(cases)) {
-      const lag = new Promise((resolve) => mon.once('lag', resolve));
-      // A named function per case, so a stack that names the blocker can be told apart.
-      const blocker = { [`block_${name}`]: () => block() }[`block_${name}`];
-      setTimeout(() => {
-        blocker();
-        ranAfter();
-      }, 1);
-      seen[name] = await lag;
-    }
+    seen = await stallIn(mon, cases);
   } finally {
     mon.stop();
-    fs.closeSync(fd);
+    close();
   }
   for (const [name, e] of Object.entries(seen)) {
     const frames = (e.stack ?? e.stackSeen)?.slice(0, 4).map((f) => `${f.functionName} ${f.url}`);
@@ -177,9 +205,9 @@ test('a stall in native work is never blamed on the JS that ran after it', async
     if (e.stack !== null) {
       assert.ok(!e.stack.some((f) => f.functionName === 'ranAfter'), `blamed on what ran after: ${what}`);
       assert.ok(e.stack.some((f) => f.functionName === `block_${name}`), `names the blocker: ${what}`);
-    } else {
+    } else if (e.stackTakenAfterMs !== null) {
       assert.ok(e.stackSeen && e.stackNote, `says why there is no stack: ${what}`);
-    }
+    } // else the answer came after the stall ended (a loaded machine): none was taken, none is shown
   }
   assert.ok(seen.loop.stack, 'a JS loop is interrupted in place');
   assert.strictEqual(seen.pbkdf2.native, 'crypto');
@@ -187,4 +215,48 @@ test('a stall in native work is never blamed on the JS that ran after it', async
   // JSON.parse and a single read(2) return straight to their caller: the answer comes in what
   // runs next, so it is shown as such, with why.
   for (const name of ['json', 'readSync']) assert.strictEqual(seen[name].stack, null, name);
+  for (const e of Object.values(seen)) assert.strictEqual(e.stackFrom, e.stack === null ? null : 'sampler');
+});
+
+// Issue #11 §1: the profiler's signal stops the thread wherever it is, so inside a stall its
+// samples show the blocker, even in code the stack sampler cannot interrupt (js/stall-stacks.js).
+test('with a profile running, a stall has the stack of the profile samples inside it: the blocker, never what ran after', async () => {
+  await primeStackSampler();
+  const { cases: { readSync, ...cases }, close } = nativeCases();
+  // A profile's signals cut a read of /dev/urandom short (a legal short read): the sync fs case
+  // here is a readFileSync of a FIFO whose writer comes 300 ms later.
+  const fifo = path.join(os.tmpdir(), `rloop-fifo-${process.pid}`);
+  execFileSync('mkfifo', [fifo]);
+  Object.assign(cases, {
+    readFile() {
+      spawn('sh', ['-c', `sleep 0.3; echo done > '${fifo}'`], { stdio: 'ignore' });
+      return fs.readFileSync(fifo, 'utf8');
+    },
+  });
+  const mon = rloop.start({ lagThreshold: 50 });
+  let report;
+  try {
+    const captured = mon.capture({ profile: true, durationMs: 120000 });
+    await stallIn(mon, cases);
+    mon.stop(); // ends the capture, partial
+    report = await captured;
+  } finally {
+    mon.stop();
+    close();
+    fs.rmSync(fifo, { force: true });
+  }
+  const stalls = report.lag.events.filter((e) => e.scope === 'blocker');
+  const expectNative = { json: 'JSON', regex: 'regex', pbkdf2: 'crypto', gzip: 'zlib', readFile: 'fs', loop: null };
+  // The profile names a function as its source does: the case's own arrow function.
+  const isCase = (name) => (f) => f.functionName === name && f.url.endsWith('lag.test.js');
+  for (const [name, native] of Object.entries(expectNative)) {
+    const e = stalls.find((s) => s.stack?.some(isCase(name)));
+    const all = stalls.map((s) => [s.lagMs, s.stackFrom, s.native, s.stack?.slice(0, 4).map((f) => f.functionName)]);
+    assert.ok(e, `a stall names block_${name}: ${JSON.stringify(all)}`);
+    assert.strictEqual(e.stackFrom, 'profile', name);
+    assert.ok(!e.stack.some((f) => f.functionName === 'ranAfter'), `${name} blamed on what ran after`);
+    assert.strictEqual(e.native, native, name);
+    assert.ok(!e.stack.some((f) => f.url.startsWith('rloop:')), `${name}: rloop's markers hidden from the stack`);
+  }
+  assert.strictEqual(stalls.length, Object.keys(expectNative).length, 'one stall per case');
 });

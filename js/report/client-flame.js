@@ -2,9 +2,10 @@
 // The flame graph's page script, inlined and called by js/report/client.js with the data island's
 // flame (`[name, location, category, depth, x, width]` per node) and the computations of
 // js/report/flame-model.js. It draws the graph as SVG; click or Enter zooms and shows the call
-// chain from the root; Back, Escape or Backspace go back; arrow keys move between frames; `/`
-// searches; S or the chain's button opens the sandwich of a function (its callers and callees
-// over all its call sites); a toggle lays the graph out left heavy. Text and attributes only.
+// chain from the root; Back, Escape or Backspace go back; arrow keys move between frames (in
+// the graph and in a sandwich's halves); `/` searches; S or the chain's button opens the sandwich
+// of a function (its callers and callees over all its call sites); a toggle lays the graph out
+// left heavy. Text and attributes only.
 
 function flameClient(options) {
   'use strict';
@@ -216,16 +217,16 @@ function flameClient(options) {
     return undefined;
   }
 
-  function focusOn(i) {
-    g.cursor = i;
-    for (const r of g.svg.querySelectorAll('rect.focus')) r.classList.remove('focus');
-    const rect = g.svg.querySelector(`rect[data-i="${i}"]`);
+  function focusOn(i, v = g) {
+    v.cursor = i;
+    for (const r of v.svg.querySelectorAll('rect.focus')) r.classList.remove('focus');
+    const rect = v.svg.querySelector(`rect[data-i="${i}"]`);
     if (!rect) return;
     rect.classList.add('focus');
-    const text = lines(g, i);
+    const text = lines(v, i);
     focusNote.textContent = text.join('. ');
     requestAnimationFrame(() => { // where the bar is, once the page is laid out anyway
-      if (document.activeElement !== g.svg || g.cursor !== i) return;
+      if (document.activeElement !== v.svg || v.cursor !== i) return;
       const box = rect.getBoundingClientRect();
       showTip(text, { clientX: box.left + Math.min(box.width / 2, 60), clientY: box.bottom });
     });
@@ -262,7 +263,21 @@ function flameClient(options) {
     e.preventDefault();
   });
   g.svg.addEventListener('focus', () => g.svg.matches(':focus-visible') && focusOn(g.cursor >= 0 && g.shown[g.cursor] ? g.cursor : g.zoom));
-  g.svg.addEventListener('blur', () => (tipEl.hidden = true));
+  // A sandwich's halves: arrows as drawn (callers upside down), Enter opens the sandwich of the frame.
+  const DRAWN_UP = { up: 'down', down: 'up', left: 'left', right: 'right' };
+  for (const v of [callers, callees]) {
+    v.svg.addEventListener('keydown', (e) => {
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
+      const i = v.cursor >= 0 && v.shown[v.cursor] ? v.cursor : 0;
+      const direction = v.kind === 'callers' ? DRAWN_UP[KEYS[e.key]] : KEYS[e.key];
+      if (direction) focusOn(model.step(v.nodes, v.up, i, direction, (j) => v.shown[j] === 1), v);
+      else if (e.key === 'Enter' || e.key === ' ') sandwichFrom(v, i);
+      else return;
+      e.preventDefault();
+    });
+    v.svg.addEventListener('focus', () => v.svg.matches(':focus-visible') && focusOn(v.cursor >= 0 && v.shown[v.cursor] ? v.cursor : 0, v));
+  }
+  for (const v of views) v.svg.addEventListener('blur', () => (tipEl.hidden = true));
   document.addEventListener('keydown', (e) => {
     const typing = e.target instanceof Element && e.target.closest('input, textarea, select, [contenteditable]');
     if (typing || e.altKey || e.ctrlKey || e.metaKey) return;

@@ -73,7 +73,7 @@ function shortUrl(url) {
   return parts.length > 3 ? `…/${parts.slice(-2).join('/')}` : s;
 }
 
-/** 'url:line:column' of a frame, '(native)' without a line, '(builtin)' for rloop's markers of builtins (rloop:json). */
+/** 'url:line:column' of a frame, '(native)' without a line, '(builtin)' for rloop's markers of builtins (rloop:json, rloop:regex). */
 function locationOf(f) {
   if (typeof f?.url === 'string' && f.url.startsWith('rloop:')) return '(builtin)';
   if (!f || f.line === null || f.line === undefined) return '(native)';

@@ -10,11 +10,11 @@ const { pathToFileURL } = require('node:url');
 // may be rendered by another checkout than the one that captured it).
 const OWN_DIR = `${pathToFileURL(path.join(__dirname, '..')).href}/`;
 const OWN_INSTALLED = /[/\\]node_modules[/\\]rloop[/\\]js[/\\]/;
-const OWN_SCHEME = 'rloop:'; // code rloop compiles, such as its JSON.parse/stringify markers (rloop:json)
+const OWN_SCHEME = 'rloop:'; // code rloop compiles: its markers of builtins (rloop:json, rloop:regex)
 
 const urlOf = (f) => (f && typeof f.url === 'string' ? f.url : '');
 
-/** rloop's own frame: its scope and I/O wrappers, its JSON markers. */
+/** rloop's own frame: its scope and I/O wrappers, its markers of builtins. */
 function isOwn(f) {
   const url = urlOf(f);
   return url.startsWith(OWN_DIR) || url.startsWith(OWN_SCHEME) || OWN_INSTALLED.test(url);

@@ -90,8 +90,8 @@ function render(ctx, flame) {
 <svg id="flame-svg" class="flame-svg" tabindex="0" role="application" aria-roledescription="flame graph" aria-label="Flame graph: arrow keys move between frames, Enter zooms, Escape goes back, S shows callers and callees"></svg>
 <div id="flame-sandwich" class="sandwich" hidden><h4 id="sandwich-title"></h4><p id="sandwich-facts" class="facts"></p>
 <p class="muted hint">Every call of this function merged, over all its call sites. Callers: who called it, the function at the bottom, its direct callers above it, theirs above them, as wide as its time through them. Callees: what it called. Click a bar to move the sandwich there; Back or Escape returns.</p>
-<h4>Callers</h4><svg id="sandwich-callers" class="flame-svg" role="img" aria-label="Callers of the function"></svg>
-<h4>Callees</h4><svg id="sandwich-callees" class="flame-svg" role="img" aria-label="Callees of the function"></svg></div>
+<h4>Callers</h4><svg id="sandwich-callers" class="flame-svg" tabindex="0" role="application" aria-roledescription="flame graph" aria-label="Callers of the function: arrow keys move between frames, Enter shows a frame's callers and callees, Escape goes back"></svg>
+<h4>Callees</h4><svg id="sandwich-callees" class="flame-svg" tabindex="0" role="application" aria-roledescription="flame graph" aria-label="Callees of the function: arrow keys move between frames, Enter shows a frame's callers and callees, Escape goes back"></svg></div>
 <p id="flame-focus" class="sr-only" aria-live="polite"></p>
 <noscript><p class="empty">The flame graph is drawn by the page's script.</p></noscript></div>${note}`;
 }

@@ -3,7 +3,7 @@
 // scope and stack), and stalls summed by scope and by the code that was running.
 
 const { esc, text } = require('../escape');
-const { clock, frame, frameText, maxOf, ms, num, offset } = require('../format');
+const { clock, frame, frameText, maxOf, ms, num, offset, plural } = require('../format');
 const { plot, chart, tip, round } = require('../svg');
 const { table, empty, capped } = require('../table');
 const { stackDetails, visibleFrames } = require('./stacks');
@@ -34,6 +34,7 @@ function timeline(ctx, events, thresholdMs) {
         `${ms(e.lagMs)} stall at ${offset((e.at - ctx.start) / 1000)} (${clock(e.at)})`,
         `scope: ${ctx.scopeText(e.scope)}${e.key === null || e.key === undefined ? '' : `, key ${e.key}`}`,
         ...(e.native ? [`in native ${e.native} work`] : []),
+        ...(e.stackFrom === 'profile' && stack.length > 0 ? [FROM_PROFILE] : []),
         ...(stack.length > 0 ? stack.slice(0, TIP_FRAMES).map((f) => `  ${frameText(f)}`) : [noStack(e)]),
       ];
       return `<circle class="dot" cx="${round(p.x((e.at - ctx.start) / 1000))}" cy="${round(p.y(e.lagMs))}" r="${round(r)}" `
@@ -100,8 +101,14 @@ function worst(ctx, events) {
   });
 }
 
+// A profile's samples inside the stall are right even where V8 could not be interrupted.
+const FROM_PROFILE = 'stack from the CPU profile\'s samples inside the stall';
+
 function stackCell(e) {
-  if (list(e.stack).length > 0) return stackDetails(e.stack, esc(frameText(topFrame(e.stack))));
+  if (list(e.stack).length > 0) {
+    const from = e.stackFrom === 'profile' ? `<span class="muted">${esc(FROM_PROFILE)}</span><br>` : '';
+    return from + stackDetails(e.stack, esc(frameText(topFrame(e.stack))));
+  }
   const seen = list(e.stackSeen).length > 0 ? stackDetails(e.stackSeen, 'frames that ran after it') : '';
   return `<span class="muted">${esc(noStack(e))}</span>${seen}`;
 }
@@ -115,7 +122,7 @@ function render(ctx) {
     + `<span>longest <b>${ms(st.longestMs)}</b></span><span>busy stretches <b>${num(st.stretches)}</b></span>`
     + `<span>p99 stretch (worst window) <b>${ms(st.p99Ms)}</b></span></p>`;
   if (events.length === 0) return head + empty(`No stall of ${ms(lag.thresholdMs)} or more was recorded during the capture.`);
-  const dropped = lag.dropped > 0 ? capped(ctx, `Lag: the capture kept ${num(events.length)} stalls and dropped ${num(lag.dropped)} more; the tables count the kept ones.`) : '';
+  const dropped = lag.dropped > 0 ? capped(ctx, `Lag: the capture kept ${plural(events.length, 'stall')} and dropped ${num(lag.dropped)} more; the tables count the kept ones.`) : '';
   return head + dropped + timeline(ctx, events, lag.thresholdMs)
     + `<h3>By scope</h3>${byScope(ctx, events)}<h3>By code location</h3>${byLocation(ctx, events)}`
     + `<h3>Longest stalls</h3>${worst(ctx, events)}`;

@@ -3,7 +3,7 @@
 // coloured by how much it grew.
 
 const { esc, text } = require('../escape');
-const { MB, finite, maxOf, size, num, offset } = require('../format');
+const { MB, finite, maxOf, size, num, offset, plural } = require('../format');
 const { plot, chart, hoverColumns, edgesAround, buckets, round } = require('../svg');
 const { table, empty, capped } = require('../table');
 const { list } = require('../context');
@@ -84,7 +84,7 @@ function render(ctx) {
   const samples = heapSamples(heap);
   if (samples.length === 0) return empty('The report holds no heap statistics.');
   const parts = [deltas(heap, samples), timeline(ctx, samples)];
-  if (heap.dropped > 0) parts.push(capped(ctx, `Memory: the capture dropped ${num(heap.dropped)} older samples of its timeline.`));
+  if (heap.dropped > 0) parts.push(capped(ctx, `Memory: the capture dropped ${plural(heap.dropped, 'older sample')} of its timeline.`));
   if (heap.snapshot) parts.push(`<p>Heap snapshot written to <code>${text(heap.snapshot.path, 1000)}</code> (${size(heap.snapshot.bytes)}).</p>`);
   return parts.join('');
 }

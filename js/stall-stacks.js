@@ -1,0 +1,98 @@
+'use strict';
+// A stall's stack from the capture's CPU profile, when one ran. The profiler's signal stops the
+// thread wherever it is — inside JSON.parse, a regex or C++ too — so its samples inside the
+// stall's span show the blocker, where the stack sampler's interrupt waits for the next JS
+// (src/blame.rs). Only samples in the scope the stall is charged to count: the stall's other
+// scopes are listed in its `scopes`. Pure: no clock, no I/O.
+
+const { isOwn } = require('./report/frames');
+
+// Samples are weighed by count, not by the time to the next one: a profiler starved of CPU on a
+// busy machine samples sparsely, but each sample it takes is where the thread was.
+const MIN_SAMPLES = 3; // of the heaviest frame; fewer leave the sampler's answer standing
+
+/** The native work a profile category stands for, in the names src/blame.rs gives. */
+const NATIVE_OF = { json: 'JSON', regex: 'regex', crypto: 'crypto', gc: 'GC' };
+
+/**
+ * The lag `events`, each stall with samples of its scope in `profile` given the heaviest of
+ * them as `stack` (`stackFrom: 'profile'`) and the native work they show as `native`.
+ * @param measured what js/analyze.js measured: `nodes`, `index` (id -> node), `parent`,
+ *   `category` and `names`, `user` (nearest user frame per node), `own` (rloop's frames).
+ * @param o `{ originMs, offsetUs, scopeTimeline, frameOf }`: epoch ms of performance.now() 0; µs
+ *   from performance.now() µs to the profile clock; the sorted `[timeUs, scope]` changes on the
+ *   profile clock that js/analyze.js takes; its frameOf.
+ */
+function profileStalls(events, profile, measured, o) {
+  const spans = events
+    .map((e, i) => ({ i, e, from: (e.at - o.originMs) * 1000 + o.offsetUs, counts: new Map() })) // samples per node
+    .filter((s) => Number.isFinite(s.from))
+    .sort((a, b) => a.from - b.from);
+  if (spans.length === 0) return events;
+  collect(spans, profile, measured, o);
+  const out = [...events];
+  for (const s of spans) {
+    const blame = heaviest(s, measured, o);
+    if (blame) out[s.i] = { ...s.e, ...blame, stackFrom: 'profile' };
+  }
+  return out;
+}
+
+/** Per span, samples per profile node in the stall's own scope. */
+function collect(spans, { samples, timeDeltas, startTime, endTime }, { index, category, names }, { scopeTimeline }) {
+  const skip = new Set(['idle', 'program'].map((c) => names.indexOf(c)));
+  const gc = names.indexOf('gc');
+  let before = -1; // the span's last sample before a GC: the allocating code the GC ran for
+  let k = 0;
+  let t = startTime + (timeDeltas[0] ?? 0);
+  for (let i = 0; i < samples.length && k < spans.length; i++) {
+    const next = i + 1 < samples.length ? t + timeDeltas[i + 1] : endTime;
+    while (k < spans.length && t >= spans[k].from + spans[k].e.lagMs * 1000) {
+      k++;
+      before = -1;
+    }
+    const s = spans[k];
+    let node = index.get(samples[i]);
+    if (s && t >= s.from && node !== undefined && !skip.has(category[node]) && scopeAt(scopeTimeline, t) === (s.e.scope ?? null)) {
+      // A GC sample has no JS stack: it counts for the code that allocated, when the span saw it.
+      if (category[node] !== gc) before = node;
+      else if (before >= 0) node = before;
+      s.counts.set(node, (s.counts.get(node) ?? 0) + 1);
+    }
+    t = next;
+  }
+}
+
+/** The scope in force at `t`: the last change at or before it (none yet: unattributed). */
+function scopeAt(timeline, t) {
+  let lo = -1;
+  for (let hi = timeline.length; hi - lo > 1;) {
+    const mid = (lo + hi) >> 1;
+    if (timeline[mid][0] <= t) lo = mid;
+    else hi = mid;
+  }
+  return lo >= 0 ? timeline[lo][1] : null;
+}
+
+/** The heaviest user frame's heaviest stack in a span, as `{ stack, native }`; null if too few samples. */
+function heaviest({ counts }, { nodes, parent, category, names, user, own }, { frameOf }) {
+  const byUser = new Map(); // nearest user frame (or the node, without one) -> samples
+  for (const [node, n] of counts) {
+    const key = user[node] >= 0 ? user[node] : node;
+    byUser.set(key, (byUser.get(key) ?? 0) + n);
+  }
+  let top = -1;
+  for (const [key, n] of byUser) if (top < 0 || n > byUser.get(top)) top = key;
+  if (top < 0 || byUser.get(top) < MIN_SAMPLES) return null;
+  let leaf = -1;
+  for (const [node, n] of counts) if ((user[node] >= 0 ? user[node] : node) === top && (leaf < 0 || n > counts.get(leaf))) leaf = node;
+  const stack = [];
+  // Not '(root)'; nor rloop's frames, its markers of builtins included: `native` names their work.
+  for (let j = leaf; j >= 0 && parent[j] >= 0; j = parent[j]) if (!own[j] && !isOwn(nodes[j].callFrame)) stack.push(frameOf(nodes[j].callFrame));
+  const kind = names[category[leaf]];
+  const zlib = stack.some((f) => f.url === 'node:zlib');
+  const native = NATIVE_OF[kind] ?? (kind === 'sync-io' ? (stack.some((f) => f.url.includes('child_process')) ? 'child_process' : 'fs') : zlib ? 'zlib' : null);
+  return { stack, native };
+}
+
+module.exports = { profileStalls };
