@@ -210,6 +210,7 @@ impl NativeMonitor {
             let mut v = agg.measure(ledger, now).to_json(cfg.time_origin);
             v["windowMs"] = json!(cfg.window_ms);
             v["scopesOverflowed"] = json!(agg.scopes_overflowed());
+            v["historyDropped"] = json!(agg.history_dropped());
             v["last"] = agg.last().map_or(Value::Null, |w| w.to_json(cfg.time_origin));
             v
         })
@@ -218,10 +219,9 @@ impl NativeMonitor {
     /// Complete windows with `seq` greater than `after`, oldest first; JSON.
     #[napi(catch_unwind)]
     pub fn history(&self, after: f64) -> Result<String> {
-        self.live_json(|agg, _, _| {
-            let origin = agg.config().time_origin;
-            Value::Array(agg.history().filter(|w| w.seq as f64 > after).map(|w| w.to_json(origin)).collect())
-        })
+        // The windows are shared: taken under the lock, written out after it.
+        let (windows, origin) = self.live(|agg, _, _| (agg.history().filter(|w| w.seq as f64 > after).cloned().collect::<Vec<_>>(), agg.config().time_origin))?;
+        serde_json::to_string(&crate::window::JsonWindows(&windows, origin)).map_err(|e| Error::new(Status::GenericFailure, format!("rloop: {e}")))
     }
 
     /// Busy time per scope since start, the current window included; JSON.
@@ -271,7 +271,7 @@ impl NativeMonitor {
     /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, or null if unknown.
     #[napi(catch_unwind)]
     pub fn take_recording(&self, id: u32) -> Result<Option<String>> {
-        self.shared.take_recording(id).map(|v| to_json(&v)).transpose()
+        Ok(self.shared.take_recording(id))
     }
 
     /// When the current window is due to close, in `performance.now()` ms of this thread.

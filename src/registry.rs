@@ -104,13 +104,16 @@ impl Shared {
         id
     }
 
-    /// Ends recording `id`: `{ windows, lag: { events, dropped } }`; `None` if there is no such
-    /// recording. Works after detach too (a capture ended by stop()).
-    pub fn take_recording(&self, id: u32) -> Option<Value> {
-        let mut st = self.state.lock();
-        let i = st.recordings.iter().position(|(r, _)| *r == id)?;
-        let (_, r) = st.recordings.swap_remove(i);
-        Some(r.to_json(st.agg.config().time_origin))
+    /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, written outside
+    /// the lock; `None` if there is no such recording. Works after detach too (a capture ended
+    /// by stop()).
+    pub fn take_recording(&self, id: u32) -> Option<String> {
+        let (r, origin) = {
+            let mut st = self.state.lock();
+            let i = st.recordings.iter().position(|(r, _)| *r == id)?;
+            (st.recordings.swap_remove(i).1, st.agg.config().time_origin)
+        };
+        Some(r.to_json_string(origin))
     }
 
     fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
@@ -197,7 +200,7 @@ impl Shared {
                 r.push_window(w.clone());
             }
             drop(st);
-            drop(evicted); // a window of many scopes takes a while to free
+            drop(evicted); // windows of many scopes take a while to free
         }
         Some(next)
     }
@@ -321,7 +324,7 @@ mod tests {
         register(shared.clone());
         std::thread::sleep(Duration::from_millis(120));
         let d = shared.describe().unwrap();
-        let r = shared.take_recording(recording).expect("a recording");
+        let r: Value = serde_json::from_str(&shared.take_recording(recording).expect("a recording")).unwrap();
         let seqs: Vec<u64> = r["windows"].as_array().unwrap().iter().map(|w| w["seq"].as_u64().unwrap()).collect();
         assert!(seqs.len() >= 3 && seqs.windows(2).all(|p| p[1] == p[0] + 1), "every window closed, in order: {seqs:?}");
         assert!(shared.take_recording(recording).is_none(), "taken: freed");
@@ -368,7 +371,7 @@ mod tests {
         // At the threshold, plus what a loaded machine delays the watch thread (within the 80 ms).
         assert!((30.0..80.0).contains(&after), "{event}");
         assert!(shared.idle().is_none(), "idle now: nothing more to report");
-        let r = shared.take_recording(recording).unwrap();
+        let r: Value = serde_json::from_str(&shared.take_recording(recording).unwrap()).unwrap();
         assert_eq!(r["lag"]["events"][0], event, "the recording has the stall");
     }
 }
