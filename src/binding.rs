@@ -117,12 +117,7 @@ pub fn disarm_signals() {
 /// again) to the system. True if some was released.
 #[napi(catch_unwind)]
 pub fn trim_malloc() -> bool {
-    extern "C" {
-        // glibc; this addon is built for linux-x64-gnu only.
-        fn malloc_trim(pad: usize) -> std::os::raw::c_int;
-    }
-    // SAFETY: malloc_trim takes no pointers and is thread-safe.
-    unsafe { malloc_trim(0) != 0 }
+    registry::give_back_freed()
 }
 
 /// Panics, so tests can show a Rust panic reaches JS as an exception.

@@ -2,7 +2,7 @@
 //! on time and watches for stalls, whether or not the monitored loop is blocked.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -200,7 +200,9 @@ impl Shared {
                 r.push_window(w.clone());
             }
             drop(st);
+            let freed: usize = evicted.iter().filter(|w| Arc::strong_count(w) == 1).map(|w| w.heap_bytes()).sum();
             drop(evicted); // windows of many scopes take a while to free
+            give_back_in_time(freed);
         }
         Some(next)
     }
@@ -217,6 +219,36 @@ impl Shared {
             })
         })
     }
+}
+
+/// Windows freed since malloc last gave pages back.
+static FREED: AtomicUsize = AtomicUsize::new(0);
+
+/// glibc's malloc keeps what the watch thread frees in that thread's arena, for good: once the
+/// windows it freed add up to a full history's bound, give the pages back.
+fn give_back_in_time(freed: usize) {
+    if add_up(&FREED, freed) {
+        give_back_freed();
+    }
+}
+
+/// Adds `freed` to `since`; true (and `since` starts again) once it reaches `HISTORY_BYTES`.
+fn add_up(since: &AtomicUsize, freed: usize) -> bool {
+    let due = since.fetch_add(freed, Relaxed) + freed >= crate::aggregator::HISTORY_BYTES;
+    if due {
+        since.store(0, Relaxed);
+    }
+    due
+}
+
+/// Returns the pages glibc's malloc keeps after frees to the system. True if some were.
+pub fn give_back_freed() -> bool {
+    extern "C" {
+        // glibc; this addon is built for linux-x64-gnu only.
+        fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+    }
+    // SAFETY: malloc_trim takes no pointers and is thread-safe.
+    unsafe { malloc_trim(0) != 0 }
 }
 
 /// Called with the `wake` of a stall on the thread it watches, while the stall goes on.
@@ -311,6 +343,16 @@ mod tests {
 
     fn cfg(window_ms: f64) -> Config {
         Config { window_ms, history: 10, max_scopes: 4, key_slots: 4, max_keys: 4, worst_keys: 2, time_origin: 0.0 }
+    }
+
+    #[test]
+    fn pages_are_given_back_once_a_full_history_was_freed() {
+        let since = AtomicUsize::new(0);
+        let bound = crate::aggregator::HISTORY_BYTES;
+        assert!(!add_up(&since, bound / 2) && !add_up(&since, bound / 2 - 1));
+        assert!(add_up(&since, 1));
+        assert_eq!(since.load(Relaxed), 0, "counting starts again");
+        assert!(add_up(&since, bound * 3), "one wide eviction is enough");
     }
 
     #[test]
