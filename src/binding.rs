@@ -200,15 +200,14 @@ impl NativeMonitor {
     /// The current window, read live, with the last complete one as `last`; JSON.
     #[napi(catch_unwind)]
     pub fn elu(&self) -> Result<String> {
-        self.live_json(|agg, ledger, now| {
-            let cfg = agg.config();
-            let mut v = agg.measure(ledger, now).to_json(cfg.time_origin);
-            v["windowMs"] = json!(cfg.window_ms);
-            v["scopesOverflowed"] = json!(agg.scopes_overflowed());
-            v["historyDropped"] = json!(agg.history_dropped());
-            v["last"] = agg.last().map_or(Value::Null, |w| w.to_json(cfg.time_origin));
-            v
-        })
+        // Read under the lock, written out after it.
+        let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(), agg.history_dropped()))?;
+        let mut v = current.to_json(cfg.time_origin);
+        v["windowMs"] = json!(cfg.window_ms);
+        v["scopesOverflowed"] = json!(overflowed);
+        v["historyDropped"] = json!(dropped);
+        v["last"] = last.map_or(Value::Null, |w| w.to_json(cfg.time_origin));
+        to_json(&v)
     }
 
     /// Complete windows with `seq` greater than `after`, oldest first; JSON.
