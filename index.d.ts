@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 export interface StartOptions {
   /** Length of a window in ms (10 – 3 600 000). Default 1000. */
   windowMs?: number;
-  /** Complete windows kept for history() (1 – 86 400). Default 60. */
+  /** Complete windows kept for history() (1 – 86 400), within 4 MB: fewer when many scopes are charged in each. Default 60. */
   history?: number;
   /** Distinct scope names kept (1 – 1 000 000); more are charged to '(other)' and counted in scopesOverflowed (not kept). Default 10 000. */
   maxScopes?: number;
@@ -15,7 +15,7 @@ export interface StartOptions {
   maxKeys?: number;
   /** Worst keys listed per scope and window. Default 5. */
   worstKeys?: number;
-  /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 4 194 304; memory only for slots used). Default 65 536. */
+  /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 1 048 576; memory only for slots used, ≈ 220 bytes each). Default 65 536. */
   keySlots?: number;
   /** Watch for stalls and emit 'lag'. Default true. */
   lag?: boolean;
@@ -108,6 +108,8 @@ export interface LiveWindow extends Window {
   windowMs: number;
   /** Scope names charged to '(other)' since start. */
   scopesOverflowed: number;
+  /** Complete windows history() dropped before `history` newer ones were kept, to stay within its memory bound (4 MB). */
+  historyDropped: number;
   /** The last complete window, or null before the first one closes. */
   last: Window | null;
 }

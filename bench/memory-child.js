@@ -1,7 +1,7 @@
 'use strict';
 // One scenario of bench/memory.js in this process: `run(name, withRloop)` resolves to
 // `{ heapUsedMb, rssMb, note }`, growth after GC over the scenario's work (reads for the note
-// come after the measurement: their transient JSON would count).
+// come after the measurement; long-names says what RSS is once its history was read).
 
 const { Worker } = require('node:worker_threads');
 const { setTimeout: sleep } = require('node:timers/promises');
@@ -42,7 +42,11 @@ const scenarios = {
       for (const n of names) scope(n, () => {});
       await sleep(100);
     }
-    return mon && (() => `${mon.history().length} windows in history`);
+    return mon && (async (before) => {
+      const n = mon.history().length; // its JSON is freed, and malloc's pages given back
+      const m = await settled();
+      return `${n} windows in history; after reading them, RSS +${((m.rss - before.rss) / 2 ** 20).toFixed(1)} MB`;
+    });
   },
   async workers() {
     const code = `const { workerData } = require('node:worker_threads');
@@ -82,7 +86,7 @@ async function run(name, withRloop, captureMs) {
   const mon = withRloop && name !== 'workers' ? rloop.start(options) : null;
   const note = await scenarios[name](mon, captureMs); // a string, or a function read after measuring
   const after = await settled();
-  const said = typeof note === 'function' ? note() : note ?? undefined;
+  const said = typeof note === 'function' ? await note(before) : note ?? undefined;
   if (mon && !mon.stopped) mon.stop();
   const mb = (k) => (after[k] - before[k]) / 2 ** 20;
   return { heapUsedMb: mb('heapUsed'), rssMb: mb('rss'), note: said };

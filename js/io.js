@@ -10,28 +10,18 @@
 
 const dc = require('node:diagnostics_channel');
 const dns = require('node:dns');
-const path = require('node:path');
 const { syncBuiltinESMExports } = require('node:module');
 const { performance } = require('node:perf_hooks');
-const { pathToFileURL } = require('node:url');
 const { describe } = require('./options');
-const { redactUrl, redactLink, redactText, requestPath, target } = require('./redact');
+const { requestPath } = require('./redact');
+const { httpTarget, fetchTarget, failedTarget, hostPort, errorName, captureStack, pendingEvent, clip, slowEvent } = require('./io-events');
 const { Pending } = require('./io-pending');
+const { Totals } = require('./io-totals');
 const { wakeAt, stopWaking } = require('./wakers');
 
 const DEFAULT_THRESHOLD_MS = 500;
 const MAX_THRESHOLD_MS = 3600000;
-const MAX_TARGETS = 1000; // per type; later targets are folded into OTHER
-const MAX_TARGET_LENGTH = 256; // a path may be kilobytes long: targets are kept and reported
-const OTHER = '(other)';
-// Frames captured below rloop's own, each costing up to a microsecond: enough for some 6 of the
-// caller's under those Node puts above them (4 for http, none for dns), undici (20 to 26 for
-// fetch) or both (27 to 34 for a socket undici connects; sockets are connected far less often).
-const DEPTH = { http: 10, https: 10, dns: 10, fetch: 32, tcp: 40 };
-const MAX_FRAMES = 10;
 const NO_CONTEXT = Object.freeze({ scope: null, key: null });
-const RLOOP_DIR = __dirname + path.sep;
-const FRAME = /^\s*at (?:async )?(?:(.*?) \()?(.+?):(\d+):(\d+)\)?$/;
 const stoppedWrappers = new WeakMap(); // a wrapper whose tracker stopped -> what it wraps
 
 // Since Node 22.12 and 23.2, 'http.client.request.created' is published by the ClientRequest
@@ -77,7 +67,7 @@ function track(options) {
   function begin(type, top, owner) {
     if (stopped) return null;
     const rec = { type, t0: performance.now(), ctx: context(), owner };
-    if (top !== undefined) captureStack(rec, top, DEPTH[type]);
+    if (top !== undefined) captureStack(rec, top);
     if (pending.add(rec)) wakeAt(checkOverdue, rec.t0 + thresholdMs);
     return rec;
   }
@@ -293,140 +283,6 @@ function patch(obj, key, wrap) {
 function unwrapStopped(fn) {
   while (stoppedWrappers.has(fn)) fn = stoppedWrappers.get(fn);
   return fn;
-}
-
-function httpTarget(request) {
-  return target(String(request.getHeader('host') ?? request.host), request.path);
-}
-
-function fetchTarget(request) {
-  return redactUrl(String(request.origin) + request.path);
-}
-
-function failedTarget(err) {
-  if (err?.address !== undefined) return hostPort(err.address, err.port);
-  return err?.hostname ?? '(unknown)';
-}
-
-function hostPort(address, port) {
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
-}
-
-function errorName(err) {
-  return err == null ? undefined : String(err.code ?? err.message ?? err);
-}
-
-// V8 keeps the structured trace and formats it only when `.stack` is read.
-function captureStack(rec, top, depth) {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = depth;
-  Error.captureStackTrace(rec, top);
-  Error.stackTraceLimit = limit;
-}
-
-// What an operation in flight is, from what its record was begun on.
-const DESCRIBE = {
-  http: (request) => [request.method, httpTarget(request)],
-  https: (request) => [request.method, httpTarget(request)],
-  fetch: (request) => [request.method, fetchTarget(request)],
-  tcp: (socket) => ['connect', socket.remoteAddress === undefined ? '(connecting)' : hostPort(socket.remoteAddress, socket.remotePort)],
-  'http-in': (response) => [response.req?.method ?? '', requestPath(String(response.req?.url ?? ''))],
-  dns: (hostname) => ['lookup', String(hostname)],
-};
-
-/** The event of an operation still in flight after `ms`. */
-function pendingEvent(rec, ms) {
-  const [method, where] = DESCRIBE[rec.type](rec.owner);
-  return { ...slowEvent(rec, method, clip(where), undefined, undefined, ms), state: 'pending' };
-}
-
-function clip(where) {
-  return where.length > MAX_TARGET_LENGTH ? where.slice(0, MAX_TARGET_LENGTH) : where;
-}
-
-function slowEvent(rec, method, where, status, error, ms) {
-  const event = { type: rec.type, method, target: where };
-  if (status !== undefined) event.status = status;
-  if (error !== undefined) event.error = redactText(error); // a message may hold a URL, credentials and all
-  event.durationMs = round(ms);
-  event.at = Math.round(performance.timeOrigin + rec.t0);
-  event.stack = frames(rec.stack);
-  event.scope = rec.ctx?.scope ?? null;
-  event.key = rec.ctx?.key ?? null;
-  return event;
-}
-
-/** Stack frames, the app's first, then Node's and rloop's; shaped as the stack sampler's (1-based). */
-function frames(stack) {
-  if (typeof stack !== 'string') return [];
-  const user = [];
-  const internal = [];
-  for (const text of stack.split('\n')) {
-    const m = FRAME.exec(text);
-    if (m === null) continue; // the message line, and frames without a position
-    const [, functionName = '(anonymous)', file, line, column] = m;
-    const url = file.startsWith('/') ? pathToFileURL(file).href : redactLink(file); // an ES module's may have a query
-    const frame = { functionName, url, line: Number(line), column: Number(column) };
-    (file.startsWith('node:') || file.startsWith(RLOOP_DIR) ? internal : user).push(frame);
-  }
-  return user.concat(internal).slice(0, MAX_FRAMES);
-}
-
-function round(ms) {
-  return Math.round(ms * 1000) / 1000;
-}
-
-/** count, total, max and errors of durations. */
-class Stat {
-  count = 0;
-  totalMs = 0;
-  maxMs = 0;
-  errors = 0;
-
-  add(ms, failed) {
-    this.count++;
-    this.totalMs += ms;
-    if (ms > this.maxMs) this.maxMs = ms;
-    if (failed) this.errors++;
-  }
-
-  view() {
-    const { count, totalMs, maxMs, errors } = this;
-    return { count, totalMs: round(totalMs), avgMs: round(totalMs / count), maxMs: round(maxMs), errors };
-  }
-}
-
-/** Stats per type and target; at most MAX_TARGETS targets per type, the rest under OTHER. */
-class Totals {
-  #types = new Map(); // type -> { all: Stat, targets: Map<target, Stat> }
-
-  add(type, where, ms, failed) {
-    let t = this.#types.get(type);
-    if (t === undefined) this.#types.set(type, (t = { all: new Stat(), targets: new Map() }));
-    t.all.add(ms, failed);
-    (t.targets.get(where) ?? newTarget(t.targets, where)).add(ms, failed);
-  }
-
-  list() {
-    const list = [];
-    for (const [type, { all, targets }] of this.#types) {
-      const perTarget = [];
-      for (const [where, stat] of targets) perTarget.push({ target: where, ...stat.view() });
-      list.push({ type, ...all.view(), targets: perTarget.sort(costliest) });
-    }
-    return list.sort(costliest);
-  }
-}
-
-function newTarget(targets, where) {
-  const key = targets.size < MAX_TARGETS ? where : OTHER;
-  let stat = targets.get(key);
-  if (stat === undefined) targets.set(key, (stat = new Stat()));
-  return stat;
-}
-
-function costliest(a, b) {
-  return b.totalMs - a.totalMs;
 }
 
 module.exports = { track };

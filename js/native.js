@@ -5,7 +5,14 @@
 
 const binding = require('../binding.js');
 
-const parse = JSON.parse;
+// The JSON of a large read is freed by the time it is parsed, but glibc's malloc keeps its
+// pages (as much as the read took, for good) unless asked: after a read over 1 MB, give them back.
+const TRIM_OVER = 1 << 20;
+function parse(json) {
+  const value = JSON.parse(json);
+  if (json.length > TRIM_OVER) binding.trimMalloc();
+  return value;
+}
 
 class NativeMonitor {
   #n;

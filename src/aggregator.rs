@@ -20,6 +20,11 @@ pub use crate::window::{Pending, ScopeWindow, Window};
 pub const UNATTRIBUTED: usize = 0;
 pub const OTHER: usize = 1;
 const FIRST_SCOPE: usize = 2;
+/// Heap bytes the history keeps at most (see `Window::heap_bytes`): with many scopes charged
+/// in every window it keeps fewer than `history` windows, the oldest going first, and counts
+/// them in `history_dropped`; a window over the bound on its own stays until the next one
+/// closes. 10 000 keyed scopes a window take ≈ 2.5 MB.
+pub const HISTORY_BYTES: usize = 4 << 20;
 
 /// Validated settings of one monitor.
 #[derive(Clone, Debug)]
@@ -77,6 +82,10 @@ pub struct Aggregator {
     seq: u64,
     totals: Vec<Reading>,
     history: VecDeque<Arc<Window>>,
+    /// Heap bytes of the windows in `history`.
+    history_bytes: usize,
+    /// Windows pushed out of the history before `history` newer ones were kept (the budget).
+    history_dropped: u64,
 }
 
 impl Aggregator {
@@ -92,7 +101,9 @@ impl Aggregator {
             due: now + cfg.window_ms,
             seq: 0,
             totals: vec![Reading::default(); FIRST_SCOPE],
-            history: VecDeque::with_capacity(cfg.history),
+            history: VecDeque::new(),
+            history_bytes: 0,
+            history_dropped: 0,
             cfg,
         }
     }
@@ -167,8 +178,7 @@ impl Aggregator {
     #[cfg(test)]
     pub fn close(&mut self, ledger: &Ledger, now: f64, lag: Option<LagStats>) -> Arc<Window> {
         let pending = self.close_begin(ledger, now);
-        let (window, _evicted) = self.close_end(pending.finish(lag));
-        window
+        self.close_end(pending.finish(lag)).0
     }
 
     /// The part of a close that needs the ledger and the aggregator: the next window starts at
@@ -199,13 +209,28 @@ impl Aggregator {
         pending
     }
 
-    /// Keeps a window `close_begin` began in the history; returns it, and the window it pushed
-    /// out (to be dropped outside the lock).
-    pub fn close_end(&mut self, window: Window) -> (Arc<Window>, Option<Arc<Window>>) {
+    /// Keeps a window `close_begin` began in the history; returns it, and the windows it
+    /// pushed out (to be dropped outside the lock): beyond `history` windows, or beyond
+    /// `HISTORY_BYTES` (the newest window always stays).
+    pub fn close_end(&mut self, window: Window) -> (Arc<Window>, Vec<Arc<Window>>) {
+        self.history_bytes += window.heap_bytes();
         let window = Arc::new(window);
-        let evicted = if self.history.len() == self.cfg.history { self.history.pop_front() } else { None };
         self.history.push_back(window.clone());
+        let mut evicted = Vec::new();
+        while self.history.len() > self.cfg.history || (self.history_bytes > HISTORY_BYTES && self.history.len() > 1) {
+            let old = self.history.pop_front().expect("more than one window");
+            if self.history.len() < self.cfg.history {
+                self.history_dropped += 1; // the budget's doing, not the count's
+            }
+            self.history_bytes -= old.heap_bytes();
+            evicted.push(old);
+        }
         (window, evicted)
+    }
+
+    /// Windows the history dropped to stay within `HISTORY_BYTES`.
+    pub fn history_dropped(&self) -> u64 {
+        self.history_dropped
     }
 
     /// The scope a slot is charged to now.
@@ -395,6 +420,33 @@ mod tests {
         let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
         assert_eq!(seqs, vec![3, 4, 5]);
         assert_eq!(a.due(), 6000.0);
+    }
+
+    #[test]
+    fn the_history_stays_within_its_bytes_dropping_the_oldest_and_counting_them() {
+        let c = Config { history: 1000, max_scopes: 20_000, ..cfg() };
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c, 0.0);
+        let scopes: Vec<usize> = (0..20_000).map(|i| a.add_scope(&format!("s{i}"))).collect();
+        let mut t = 0.0;
+        let mut widest = 0;
+        for seq in 1..=40u64 {
+            for &s in &scopes {
+                m.call(s); // every scope charged in every window
+            }
+            t += 1000.0;
+            let w = a.close(&l, t, None);
+            widest = widest.max(w.heap_bytes());
+            let kept: usize = a.history().map(|w| w.heap_bytes()).sum();
+            assert!(kept <= HISTORY_BYTES, "{kept} bytes kept");
+            assert_eq!(a.history().last().unwrap().seq, seq, "the newest window stays");
+            assert_eq!(a.history().count() as u64 + a.history_dropped(), seq, "every window kept or counted");
+        }
+        assert!(widest > 20_000 * std::mem::size_of::<ScopeWindow>(), "{widest} bytes for 20 000 scopes");
+        assert!(a.history_dropped() > 0 && a.history().count() > 1);
+        let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
+        assert!(seqs.windows(2).all(|p| p[1] == p[0] + 1), "the newest windows, in order: {seqs:?}");
     }
 
     #[test]

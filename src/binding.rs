@@ -117,12 +117,7 @@ pub fn disarm_signals() {
 /// again) to the system. True if some was released.
 #[napi(catch_unwind)]
 pub fn trim_malloc() -> bool {
-    extern "C" {
-        // glibc; this addon is built for linux-x64-gnu only.
-        fn malloc_trim(pad: usize) -> std::os::raw::c_int;
-    }
-    // SAFETY: malloc_trim takes no pointers and is thread-safe.
-    unsafe { malloc_trim(0) != 0 }
+    registry::give_back_freed()
 }
 
 /// Panics, so tests can show a Rust panic reaches JS as an exception.
@@ -205,23 +200,22 @@ impl NativeMonitor {
     /// The current window, read live, with the last complete one as `last`; JSON.
     #[napi(catch_unwind)]
     pub fn elu(&self) -> Result<String> {
-        self.live_json(|agg, ledger, now| {
-            let cfg = agg.config();
-            let mut v = agg.measure(ledger, now).to_json(cfg.time_origin);
-            v["windowMs"] = json!(cfg.window_ms);
-            v["scopesOverflowed"] = json!(agg.scopes_overflowed());
-            v["last"] = agg.last().map_or(Value::Null, |w| w.to_json(cfg.time_origin));
-            v
-        })
+        // Read under the lock, written out after it.
+        let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(), agg.history_dropped()))?;
+        let mut v = current.to_json(cfg.time_origin);
+        v["windowMs"] = json!(cfg.window_ms);
+        v["scopesOverflowed"] = json!(overflowed);
+        v["historyDropped"] = json!(dropped);
+        v["last"] = last.map_or(Value::Null, |w| w.to_json(cfg.time_origin));
+        to_json(&v)
     }
 
     /// Complete windows with `seq` greater than `after`, oldest first; JSON.
     #[napi(catch_unwind)]
     pub fn history(&self, after: f64) -> Result<String> {
-        self.live_json(|agg, _, _| {
-            let origin = agg.config().time_origin;
-            Value::Array(agg.history().filter(|w| w.seq as f64 > after).map(|w| w.to_json(origin)).collect())
-        })
+        // The windows are shared: taken under the lock, written out after it.
+        let (windows, origin) = self.live(|agg, _, _| (agg.history().filter(|w| w.seq as f64 > after).cloned().collect::<Vec<_>>(), agg.config().time_origin))?;
+        serde_json::to_string(&crate::window::JsonWindows(&windows, origin)).map_err(|e| Error::new(Status::GenericFailure, format!("rloop: {e}")))
     }
 
     /// Busy time per scope since start, the current window included; JSON.
@@ -260,7 +254,7 @@ impl NativeMonitor {
     /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, or null if unknown.
     #[napi(catch_unwind)]
     pub fn take_recording(&self, id: u32) -> Result<Option<String>> {
-        self.shared.take_recording(id).map(|v| to_json(&v)).transpose()
+        Ok(self.shared.take_recording(id))
     }
 
     /// When the current window is due to close, in `performance.now()` ms of this thread.

@@ -12,9 +12,11 @@
 
 use std::sync::Arc;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 
 use crate::aggregator::{ScopeWindow, Window};
+use crate::window::JsonWindows;
 use crate::keys::KeyStats;
 use crate::lag::LagStats;
 
@@ -74,10 +76,19 @@ impl Recording {
         }
     }
 
-    /// `{ windows, lag: { events, dropped } }`, the windows in the public shape.
-    pub fn to_json(&self, time_origin: f64) -> Value {
-        let windows: Vec<Value> = self.windows.iter().map(|w| w.to_json(time_origin)).collect();
-        json!({ "windows": windows, "lag": { "events": self.events, "dropped": self.dropped } })
+    /// `{ windows, lag: { events, dropped } }`, the windows in the public shape, as JSON
+    /// written straight from the windows.
+    pub fn to_json_string(&self, time_origin: f64) -> String {
+        struct Whole<'a>(&'a Recording, f64);
+        impl Serialize for Whole<'_> {
+            fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+                let mut m = ser.serialize_map(Some(2))?;
+                m.serialize_entry("windows", &JsonWindows(&self.0.windows, self.1))?;
+                m.serialize_entry("lag", &json!({ "events": self.0.events, "dropped": self.0.dropped }))?;
+                m.end()
+            }
+        }
+        serde_json::to_string(&Whole(self, time_origin)).expect("a recording serializes")
     }
 }
 
@@ -170,7 +181,7 @@ mod tests {
             l.close_running(t + spent);
             r.push_window(a.close(&l, t + 10.0, None));
         }
-        let v = r.to_json(0.0);
+        let v: Value = serde_json::from_str(&r.to_json_string(0.0)).unwrap();
         let windows = v["windows"].as_array().unwrap();
         assert!(windows.len() <= MAX_WINDOWS && windows.len() > MAX_WINDOWS / 2, "{}", windows.len());
         assert_eq!(windows[0]["start"], 0.0);
@@ -193,7 +204,7 @@ mod tests {
         for i in 0..MAX_EVENTS + 5 {
             r.push_stall(&json!({ "lagMs": i }));
         }
-        let v = r.to_json(0.0);
+        let v: Value = serde_json::from_str(&r.to_json_string(0.0)).unwrap();
         assert_eq!(v["lag"]["events"].as_array().unwrap().len(), MAX_EVENTS);
         assert_eq!(v["lag"]["dropped"], 5);
     }

@@ -2,7 +2,7 @@
 //! on time and watches for stalls, whether or not the monitored loop is blocked.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -123,13 +123,16 @@ impl Shared {
         f(View { ledger: st.ledger.as_ref(), agg: &st.agg, lag: st.lag.as_ref(), recordings: &st.recordings })
     }
 
-    /// Ends recording `id`: `{ windows, lag: { events, dropped } }`; `None` if there is no such
-    /// recording. Works after detach too (a capture ended by stop()).
-    pub fn take_recording(&self, id: u32) -> Option<Value> {
-        let mut st = self.state.lock();
-        let i = st.recordings.iter().position(|(r, _)| *r == id)?;
-        let (_, r) = st.recordings.swap_remove(i);
-        Some(r.to_json(st.agg.config().time_origin))
+    /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, written outside
+    /// the lock; `None` if there is no such recording. Works after detach too (a capture ended
+    /// by stop()).
+    pub fn take_recording(&self, id: u32) -> Option<String> {
+        let (r, origin) = {
+            let mut st = self.state.lock();
+            let i = st.recordings.iter().position(|(r, _)| *r == id)?;
+            (st.recordings.swap_remove(i).1, st.agg.config().time_origin)
+        };
+        Some(r.to_json_string(origin))
     }
 
     /// The lag event of `stall`, as `idle` and the 'lag' listeners give it.
@@ -220,7 +223,9 @@ impl Shared {
                 r.push_window(w.clone());
             }
             drop(st);
-            drop(evicted); // a window of many scopes takes a while to free
+            let freed: usize = evicted.iter().filter(|w| Arc::strong_count(w) == 1).map(|w| w.heap_bytes()).sum();
+            drop(evicted); // windows of many scopes take a while to free
+            give_back_in_time(freed);
         }
         Some(next)
     }
@@ -245,6 +250,36 @@ pub struct View<'a> {
     pub agg: &'a Aggregator,
     pub lag: Option<&'a Lag>,
     pub recordings: &'a [(u32, Recording)],
+}
+
+/// Windows freed since malloc last gave pages back.
+static FREED: AtomicUsize = AtomicUsize::new(0);
+
+/// glibc's malloc keeps what the watch thread frees in that thread's arena, for good: once the
+/// windows it freed add up to a full history's bound, give the pages back.
+fn give_back_in_time(freed: usize) {
+    if add_up(&FREED, freed) {
+        give_back_freed();
+    }
+}
+
+/// Adds `freed` to `since`; true (and `since` starts again) once it reaches `HISTORY_BYTES`.
+fn add_up(since: &AtomicUsize, freed: usize) -> bool {
+    let due = since.fetch_add(freed, Relaxed) + freed >= crate::aggregator::HISTORY_BYTES;
+    if due {
+        since.store(0, Relaxed);
+    }
+    due
+}
+
+/// Returns the pages glibc's malloc keeps after frees to the system. True if some were.
+pub fn give_back_freed() -> bool {
+    extern "C" {
+        // glibc: every target this addon is built for is a -gnu one.
+        fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+    }
+    // SAFETY: malloc_trim takes no pointers and is thread-safe.
+    unsafe { malloc_trim(0) != 0 }
 }
 
 /// Called with the `wake` of a stall on the thread it watches, while the stall goes on.
@@ -342,6 +377,16 @@ mod tests {
     }
 
     #[test]
+    fn pages_are_given_back_once_a_full_history_was_freed() {
+        let since = AtomicUsize::new(0);
+        let bound = crate::aggregator::HISTORY_BYTES;
+        assert!(!add_up(&since, bound / 2) && !add_up(&since, bound / 2 - 1));
+        assert!(add_up(&since, 1));
+        assert_eq!(since.load(Relaxed), 0, "counting starts again");
+        assert!(add_up(&since, bound * 3), "one wide eviction is enough");
+    }
+
+    #[test]
     fn windows_close_while_nobody_calls_in() {
         let mem = Memory::new(cfg(20.0).slots());
         let clock = Clock::new(0.0);
@@ -352,7 +397,7 @@ mod tests {
         register(shared.clone());
         std::thread::sleep(Duration::from_millis(120));
         let d = shared.describe().unwrap();
-        let r = shared.take_recording(recording).expect("a recording");
+        let r: Value = serde_json::from_str(&shared.take_recording(recording).expect("a recording")).unwrap();
         let seqs: Vec<u64> = r["windows"].as_array().unwrap().iter().map(|w| w["seq"].as_u64().unwrap()).collect();
         assert!(seqs.len() >= 3 && seqs.windows(2).all(|p| p[1] == p[0] + 1), "every window closed, in order: {seqs:?}");
         assert!(shared.take_recording(recording).is_none(), "taken: freed");
@@ -399,7 +444,7 @@ mod tests {
         // At the threshold, plus what a loaded machine delays the watch thread (within the 80 ms).
         assert!((30.0..80.0).contains(&after), "{event}");
         assert!(shared.idle().is_none(), "idle now: nothing more to report");
-        let r = shared.take_recording(recording).unwrap();
+        let r: Value = serde_json::from_str(&shared.take_recording(recording).unwrap()).unwrap();
         assert_eq!(r["lag"]["events"][0], event, "the recording has the stall");
     }
 }

@@ -84,7 +84,7 @@ fn framed(shared: &Shared) -> Vec<Unfinished> {
             event["ongoing"] = json!(true);
             event
         });
-        let unfinished = |r: &Recording| Some(Unfinished { frame: r.frame.clone()?, recorded: r.to_json(origin), totals: totals.clone(), ongoing: ongoing.clone(), end: origin + now });
+        let unfinished = |r: &Recording| Some(Unfinished { frame: r.frame.clone()?, recorded: serde_json::from_str(&r.to_json_string(origin)).unwrap_or_default(), totals: totals.clone(), ongoing: ongoing.clone(), end: origin + now });
         v.recordings.iter().filter_map(|(_, r)| unfinished(r)).collect()
     })
 }

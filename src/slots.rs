@@ -1,6 +1,6 @@
 //! Per-slot bookkeeping whose cost follows the slots in use, not the capacity the options allow.
 //!
-//! A ledger may have millions of slots (`maxScopes` up to 10⁶, `keySlots` up to 4 194 304)
+//! A ledger may have millions of slots (`maxScopes` up to 10⁶, `keySlots` up to 1 048 576)
 //! while an app uses a few hundred. State per slot grows on first use ([`PerSlot`]), and a
 //! window reads only the slots that can have changed ([`Active`]): those charged or bound in
 //! the last `GRACE` windows, the running one, and a sweep through all the others, `SWEEP`

@@ -20,6 +20,7 @@ test('invalid options throw a TypeError or RangeError that names the option', ()
     [{ maxKeys: NaN }, TypeError, /'maxKeys'/],
     [{ worstKeys: 1e9 }, RangeError, /'worstKeys'/],
     [{ keySlots: 4 }, RangeError, /'keySlots'/],
+    [{ keySlots: (1 << 20) + 1 }, RangeError, /'keySlots' must be between 16 and 1048576/],
     [{ windowMS: 100 }, TypeError, /unknown start\(\) option 'windowMS'/],
     [42, TypeError, /start\(\) options must be an object/],
     [null, TypeError, /start\(\) options must be an object/],

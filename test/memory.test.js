@@ -51,3 +51,28 @@ test('names past maxScopes are not kept: 200 000 of them grow the heap < 4 MB', 
     mon.stop();
   }
 });
+
+test('a history of wide windows is bounded: fewer windows kept, the rest counted in historyDropped', async () => {
+  const rloop = require('..');
+  const { setTimeout: sleep } = require('node:timers/promises');
+  const names = Array.from({ length: 20_000 }, (_, i) => `wide-${i}`);
+  const mon = rloop.start({ windowMs: 100, history: 1000, maxScopes: 20_000, lag: false, io: false });
+  try {
+    for (let round = 0; round < 10; round++) {
+      for (const n of names) rloop.scope(n, () => {}); // every name charged in one window
+      await sleep(110);
+    }
+    const before = mon.elu();
+    const kept = mon.history();
+    const after = mon.elu(); // windows may close between the reads
+    const dropped = kept[0].seq - 1; // from the front only, each counted
+    assert.ok(dropped > 0, 'windows of 20 000 scopes do not all fit');
+    assert.ok(before.historyDropped <= dropped && dropped <= after.historyDropped, `${before.historyDropped} <= ${dropped} <= ${after.historyDropped}`);
+    assert.ok(kept.length >= 2, `${kept.length} windows kept`);
+    assert.ok(kept.at(-1).seq >= before.last.seq && kept.at(-1).seq <= after.last.seq, 'the newest windows are kept');
+    assert.ok(kept.every((w, i) => i === 0 || w.seq === kept[i - 1].seq + 1));
+    assert.ok(kept.some((w) => w.scopes.length >= 10_000), 'wide windows are among them');
+  } finally {
+    mon.stop();
+  }
+});

@@ -1,0 +1,62 @@
+'use strict';
+// Running totals of I/O durations per type and target, for reports (js/io.js adds to them).
+
+const { round } = require('./io-events');
+
+const MAX_TARGETS = 1000; // per type; later targets are folded into OTHER
+const OTHER = '(other)';
+
+/** count, total, max and errors of durations. */
+class Stat {
+  count = 0;
+  totalMs = 0;
+  maxMs = 0;
+  errors = 0;
+
+  add(ms, failed) {
+    this.count++;
+    this.totalMs += ms;
+    if (ms > this.maxMs) this.maxMs = ms;
+    if (failed) this.errors++;
+  }
+
+  view() {
+    const { count, totalMs, maxMs, errors } = this;
+    return { count, totalMs: round(totalMs), avgMs: round(totalMs / count), maxMs: round(maxMs), errors };
+  }
+}
+
+/** Stats per type and target; at most MAX_TARGETS targets per type, the rest under OTHER. */
+class Totals {
+  #types = new Map(); // type -> { all: Stat, targets: Map<target, Stat> }
+
+  add(type, where, ms, failed) {
+    let t = this.#types.get(type);
+    if (t === undefined) this.#types.set(type, (t = { all: new Stat(), targets: new Map() }));
+    t.all.add(ms, failed);
+    (t.targets.get(where) ?? newTarget(t.targets, where)).add(ms, failed);
+  }
+
+  list() {
+    const list = [];
+    for (const [type, { all, targets }] of this.#types) {
+      const perTarget = [];
+      for (const [where, stat] of targets) perTarget.push({ target: where, ...stat.view() });
+      list.push({ type, ...all.view(), targets: perTarget.sort(costliest) });
+    }
+    return list.sort(costliest);
+  }
+}
+
+function newTarget(targets, where) {
+  const key = targets.size < MAX_TARGETS ? where : OTHER;
+  let stat = targets.get(key);
+  if (stat === undefined) targets.set(key, (stat = new Stat()));
+  return stat;
+}
+
+function costliest(a, b) {
+  return b.totalMs - a.totalMs;
+}
+
+module.exports = { Totals };
