@@ -25,6 +25,19 @@ export interface StartOptions {
   io?: boolean;
   /** ms an I/O operation takes to be slow. Default 500. */
   ioThreshold?: number;
+  /**
+   * Scopes for code that has none: `http` charges each incoming request to `GET /route`, `timers`
+   * a timer created outside any scope to `setInterval at file:line`. `true` for both; the app's
+   * own scope always wins. Default false (zero-code: both).
+   */
+  autoScopes?: boolean | { http?: boolean; timers?: boolean };
+}
+
+export interface AutoScopeStats {
+  /** Route names given, at most 500; `overflowed`: requests charged to 'HTTP (other routes)' past them. Null when off. */
+  http: { routes: number; overflowed: number } | null;
+  /** Call sites named, at most 1 000; `overflowed`: timers left unattributed past them. Null when off. */
+  timers: { sites: number; overflowed: number } | null;
 }
 
 export interface ScopeOptions {
@@ -130,6 +143,8 @@ export interface Monitor extends EventEmitter {
   history(): Window[];
   /** Busy time per scope since start, the current window included. */
   totals(): Totals;
+  /** What the automatic scopes named so far. */
+  autoScopes(): AutoScopeStats;
   /** Removes every hook and handle; idempotent. */
   stop(): void;
   on(event: 'window', listener: (window: Window) => void): this;

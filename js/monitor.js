@@ -14,6 +14,7 @@ const heap = require('./heap');
 const { startSampler } = require('./stacks');
 const { redactStall } = require('./redact');
 const { IDLE, FULL } = require('./timeline');
+const auto = require('./auto');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const OTHER = 1;
@@ -41,6 +42,7 @@ class Monitor extends EventEmitter {
   #io; // the I/O tracker, unless io: false
   #captures = new Set();
   #lagOn = false; // the addon has a lag callback
+  #auto; // automatic scopes (js/auto/)
 
   constructor(options, onStop) {
     super();
@@ -64,6 +66,12 @@ class Monitor extends EventEmitter {
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyOwners = []; // grows as the ring first reaches a slot: unused slots cost nothing
     hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
+    this.#auto = auto.start(this, options.autoScopes);
+  }
+
+  /** What the automatic scopes named so far, and what they could not (README: Automatic scopes). */
+  autoScopes() {
+    return this.#auto.stats();
   }
 
   get windowMs() {
@@ -190,6 +198,7 @@ class Monitor extends EventEmitter {
     this.#running = false;
     for (const c of this.#captures) c.finishSync('stopped');
     this.#io?.stop();
+    this.#auto.stop();
     hooks.uninstall();
     clearInterval(this.#timer);
     this.#timer = undefined;
