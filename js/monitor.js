@@ -114,10 +114,12 @@ class Monitor extends EventEmitter {
     if (this.stopped) throw new Error('rloop: monitor is stopped');
     const c = new Capture(this, this.#inner(), o);
     this.#captures.add(c);
+    this.#auto.captures(1);
     const timer = o.durationMs === Infinity ? undefined : setTimeout(() => c.finish(), o.durationMs).unref();
     return c.result.finally(() => {
       clearTimeout(timer);
       this.#captures.delete(c);
+      this.#auto.captures(-1);
     });
   }
 

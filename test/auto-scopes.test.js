@@ -106,17 +106,25 @@ test('names past the cap go to one scope, and are counted', async () => {
   }
 });
 
-test('a timer created in an app scope stays in it; one created outside is named where; stop() ends both', async () => {
+test('while a capture runs, a timer created outside any scope is named where, one in an app scope stays in it', async () => {
   const m = rloop.start({ autoScopes: { timers: true } });
-  const line = Number(new Error().stack.split('\n')[1].match(/:(\d+):\d+\)?$/)[1]) + 1;
-  const outside = new Promise((resolve) => setTimeout(() => resolve(busy(5)), 1));
-  await rloop.scope('job', () => new Promise((resolve) => setTimeout(() => resolve(busy(5)), 1)));
-  await outside;
-  const names = m.totals().scopes.map((s) => s.name);
-  assert.ok(names.includes('job'), names.join(', '));
-  assert.ok(names.includes(`setTimeout at test/auto-scopes.test.js:${line}`), names.join(', '));
-  assert.deepStrictEqual(m.autoScopes().timers, { sites: 1, overflowed: 0 });
-  m.stop();
+  try {
+    await new Promise((resolve) => setTimeout(() => resolve(busy(5)), 1));
+    assert.deepStrictEqual(m.totals().scopes, [], 'no capture: timers are not named');
+    const capture = m.capture({ durationMs: 60000 });
+    const line = Number(new Error().stack.split('\n')[1].match(/:(\d+):\d+\)?$/)[1]) + 1;
+    const outside = new Promise((resolve) => setTimeout(() => resolve(busy(5)), 1));
+    await rloop.scope('job', () => new Promise((resolve) => setTimeout(() => resolve(busy(5)), 1)));
+    await outside;
+    const names = m.totals().scopes.map((s) => s.name);
+    assert.deepStrictEqual(names.sort(), ['job', `setTimeout at test/auto-scopes.test.js:${line}`], "rloop's own capture timer is not the app's");
+    assert.deepStrictEqual(m.autoScopes().timers, { sites: 1, overflowed: 0 });
+    m.stop();
+    const report = await capture;
+    assert.ok(report.elu.scopes.some((s) => s.name.startsWith('setTimeout at test/auto-scopes.test.js:')));
+  } finally {
+    m.stop();
+  }
   const after = rloop.start();
   await new Promise((resolve) => setTimeout(resolve, 1));
   assert.deepStrictEqual(after.totals().scopes, [], 'no timer is named after stop()');
