@@ -116,7 +116,17 @@ test('Express 5: the route templates of the app and its mounted router are the n
   assertRoutes(result, { slow: 'GET /api/slow/:request', json: 'GET /api/json/:doc', cpu: 'GET /cpu/:n' });
 });
 
+test('Express 4: the same', async () => {
+  const result = await run('express4', { slow: '/api', json: '/api', cpu: '' });
+  assertRoutes(result, { slow: 'GET /api/slow/:request', json: 'GET /api/json/:doc', cpu: 'GET /cpu/:n' });
+});
+
 test('Fastify 5: the route templates, with their prefix, are the names', async () => {
   const result = await run('fastify', { slow: '/api', json: '/api', cpu: '' });
   assertRoutes(result, { slow: 'GET /api/slow/:request', json: 'GET /api/json/:doc', cpu: 'GET /cpu/:n' });
+});
+
+test('Koa with @koa/router: no template is cheap to get, so the collapsed paths are the names', async () => {
+  const result = await run('koa', { slow: '/api', json: '/api', cpu: '' });
+  assertRoutes(result, { slow: 'GET /api/slow/:id', json: 'GET /api/json/:id', cpu: 'GET /cpu/:id' });
 });
