@@ -74,7 +74,7 @@ async function run(kind, prefix) {
   const loop = async (route) => {
     while (Date.now() < end) {
       await get(port, url(route), agent);
-      await sleep(400);
+      await sleep(600);
     }
   };
   await Promise.all(Object.keys(ids).map(loop));
