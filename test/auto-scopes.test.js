@@ -130,3 +130,21 @@ test('while a capture runs, a timer created outside any scope is named where, on
   assert.deepStrictEqual(after.totals().scopes, [], 'no timer is named after stop()');
   after.stop();
 });
+
+test('a message of another shape on the channels rloop reads never throws into the app', async () => {
+  const dc = require('node:diagnostics_channel');
+  const m = rloop.start({ autoScopes: { http: true } });
+  const uncaught = [];
+  const onUncaught = (e) => uncaught.push(e);
+  process.on('uncaughtException', onUncaught);
+  try {
+    dc.channel('http.server.request.start').publish({ request: { url: '/x/1', method: 'GET' }, socket: null, server: undefined });
+    dc.channel('http.server.response.finish').publish(null);
+    dc.channel('tracing:fastify.request.handler:start').publish(undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepStrictEqual(uncaught, []);
+  } finally {
+    process.off('uncaughtException', onUncaught);
+    m.stop();
+  }
+});

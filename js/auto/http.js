@@ -120,7 +120,18 @@ function start(monitor) {
     ['http.server.response.finish', onFinish],
     ['tracing:fastify.request.handler:start', onFastify],
   ];
-  for (const [name, fn] of channels) dc.subscribe(name, fn);
+  // A subscriber's exception would reach the app (Node rethrows it on the next tick): never one.
+  for (const c of channels) {
+    const fn = c[1];
+    c[1] = (message) => {
+      try {
+        fn(message);
+      } catch {
+        // this request stays as it was charged
+      }
+    };
+    dc.subscribe(c[0], c[1]);
+  }
   return {
     stop() {
       for (const [name, fn] of channels) dc.unsubscribe(name, fn);
