@@ -18,6 +18,7 @@ const WORKLOADS = {
   await: WITH_CLOCK,
   http: [...CONFIGS, 'full', 'autohttp'],
   timers: ['nohook', 'rloop', 'autotimers'],
+  'timers-fresh': ['nohook', 'rloop', 'autotimers'],
   interval: ['nohook', 'rloop', 'autotimers'],
   memory: ['nohook', 'rloop'],
 };

@@ -1,16 +1,18 @@
 'use strict';
 // Timers created outside any scope, what automatic timer scopes name by call site
-// (js/auto/timers.js): `timers` creates and fires setTimeout chains (a stack is taken per
-// creation), `interval` only fires intervals created at warm-up (the name is their tag).
+// (js/auto/timers.js): `timers` creates and fires setTimeout chains (a stack per chain's
+// callback), `timers-fresh` the same with a new closure per timer (a stack per timer),
+// `interval` only fires intervals created at warm-up (the name is their tag).
 
 const { BATCHES } = require('./batches');
 
 const CHAINS = 500; // timers due at once: one loop turn fires them all
 
-function chains(perChain) {
+/** CHAINS chains of `perChain` timers each; `fresh`: each timer's callback a new closure, so each takes a stack. */
+function chains(perChain, fresh) {
   return Promise.all(Array.from({ length: CHAINS }, () => new Promise((resolve) => {
     let left = perChain;
-    const tick = () => (--left > 0 ? setTimeout(tick, 0) : resolve());
+    const tick = () => (--left > 0 ? setTimeout(fresh ? () => tick() : tick, 0) : resolve());
     setTimeout(tick, 0);
   })));
 }
@@ -55,6 +57,7 @@ const workload = (name, describe, step) => ({
 });
 
 module.exports = [
-  workload('timers', `setTimeout(0) created and fired, ${CHAINS} chains`, chains),
+  workload('timers', `setTimeout(0) created and fired, ${CHAINS} chains`, (per) => chains(per, false)),
+  workload('timers-fresh', `setTimeout(0) of a new closure each, created and fired, ${CHAINS} chains`, (per) => chains(per, true)),
   workload('interval', `fires of ${CHAINS} setInterval(1 ms) created at warm-up`, fires),
 ];
