@@ -148,3 +148,25 @@ test('a message of another shape on the channels rloop reads never throws into t
     m.stop();
   }
 });
+
+test('an Express request in flight when the monitor stops routes as ever', async () => {
+  const express = require('express');
+  const m = rloop.start({ autoScopes: { http: true } });
+  const app = express();
+  app.use((req, res, next) => {
+    m.stop(); // before the router sets req.route
+    next();
+  });
+  app.get('/items/:id', (req, res) => res.end(req.route.path));
+  const s = app.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const body = await new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port: s.address().port, path: '/items/7', agent: false }, (res) => {
+      let b = '';
+      res.on('data', (d) => (b += d));
+      res.on('end', () => resolve(b));
+    }).on('error', reject);
+  });
+  s.close();
+  assert.strictEqual(body, '/items/:id');
+});

@@ -91,14 +91,18 @@ function start(monitor) {
       get: () => undefined,
       set(route) {
         Object.defineProperty(request, 'route', { value: route, writable: true, enumerable: true, configurable: true });
-        if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
+        try {
+          if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
+        } catch {
+          // inside Express's router: the request stays as it was charged
+        }
       },
     });
   }
 
   function routed(request, template) {
     const r = requests.get(request);
-    if (r === undefined || !mayCharge()) return;
+    if (r === undefined || monitor.stopped || !mayCharge()) return;
     const name = nameFor(request.method, template);
     if (name !== r.ctx.name) charge(request, null, name, r.ctx.key);
   }
