@@ -23,8 +23,11 @@ const MAX_KEY = 200;
 // a long token (16+ characters with a digit, or 32+ of any token characters).
 const ID = /^(?:\d+|[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}|(?=[a-f]*\d)[\da-f]{8,}|(?=\D*\d)[\w.~%-]{16,}|[\w.~%-]{32,})$/i;
 
+const MAYBE_ID = /\d|[^/]{32}/; // every identifier has a digit or 32+ characters
+
 /** `/users/42/posts/9f86d081` → `/users/:id/posts/:id`. */
 function collapse(path) {
+  if (!MAYBE_ID.test(path)) return path;
   const parts = path.split('/');
   for (let i = 0; i < parts.length; i++) if (ID.test(parts[i])) parts[i] = ':id';
   return parts.join('/');
