@@ -27,6 +27,12 @@ export interface StartOptions {
   ioThreshold?: number;
   /** Serve Prometheus metrics from a Rust thread (docs/metrics.md); null or absent: none. */
   metrics?: MetricsOptions | null;
+  /**
+   * Scopes for code that has none: `http` charges each incoming request to `GET /route`, `timers`
+   * a timer created outside any scope to `setInterval at file:line`. `true` for both; the app's
+   * own scope always wins. Default false (zero-code: both).
+   */
+  autoScopes?: boolean | { http?: boolean; timers?: boolean };
 }
 
 export interface MetricsOptions {
@@ -43,6 +49,13 @@ export interface MetricsOptions {
 /** Stops what promClient() or otel() registered. */
 export interface MetricsAdapter {
   stop(): void;
+}
+
+export interface AutoScopeStats {
+  /** Route names given, at most 500; `overflowed`: requests charged to 'HTTP (other routes)' past them. Null when off. */
+  http: { routes: number; overflowed: number } | null;
+  /** Call sites named, at most 1 000; `overflowed`: timers left unattributed past them. Null when off. */
+  timers: { sites: number; overflowed: number } | null;
 }
 
 export interface ScopeOptions {
@@ -152,6 +165,8 @@ export interface Monitor extends EventEmitter {
   history(): Window[];
   /** Busy time per scope since start, the current window included. */
   totals(): Totals;
+  /** What the automatic scopes named so far. */
+  autoScopes(): AutoScopeStats;
   /** Removes every hook and handle; idempotent. */
   stop(): void;
   on(event: 'window', listener: (window: Window) => void): this;

@@ -49,6 +49,14 @@ function rloop(full) {
   return attributing((name, fn) => rloop.scope(name, fn), busyMs);
 }
 
+/** rloop with automatic scopes `kinds` and no scope() in the app; an automatic name `GET /r0` counts for scope `/r0`. */
+function rloopAuto(kinds) {
+  const monitor = require('..').start({ lag: false, io: false, autoScopes: kinds });
+  if (kinds.timers) monitor.capture({ durationMs: 3600e3 }); // timers are named while a capture runs
+  const busyMs = () => new Map(monitor.totals().scopes.map((s) => [s.name.replace(/^GET /, ''), s.busyMs]));
+  return attributing((name, fn) => fn(), busyMs);
+}
+
 const CONFIGS = {
   nohook: { label: 'no hook', setup: () => unscoped },
   hooks3: { label: 'empty hooks: init+before+after', setup: () => emptyHooks({ init: noop, before: noop, after: noop }) },
@@ -65,6 +73,8 @@ const CONFIGS = {
   purejs: { label: 'pure-JS reference (Map+destroy+now)', setup: pureJs },
   rloop: { label: 'rloop', setup: () => rloop(false) },
   full: { label: 'rloop + lag watchdog + I/O tracking', setup: () => rloop(true) },
+  autohttp: { label: 'rloop, automatic HTTP scopes instead of scope()', setup: () => rloopAuto({ http: true }) },
+  autotimers: { label: 'rloop, automatic timer scopes', setup: () => rloopAuto({ timers: true }) },
 };
 
 module.exports = { CONFIGS, BASELINE: 'nohook', REFERENCE: 'purejs', SUBJECT: 'rloop', FULL: 'full' };

@@ -53,6 +53,7 @@ let onWake = null; // rloop's own periodic work, run as the loop wakes instead o
 let wakeAt = Infinity; // when onWake is due
 let log = null; // every change of scope, only while a CPU profile runs (js/timeline.js)
 let recorders = 0; // the captures reading `log`
+let timerContext = null; // (resource) -> context of a timer created outside any scope (js/auto/timers.js)
 
 // The contexts of the last RING resources by asyncId, written in `init` for every resource:
 // `before` finds most there instead of looking the tag up on the resource. On I/O that lookup
@@ -106,6 +107,8 @@ function init(asyncId, type, triggerAsyncId, resource) {
   if (cur !== ROOT) {
     resource[tag] = cur;
     if (type === 'TCPSERVERWRAP' || type === 'PIPESERVERWRAP') link(asyncId, resource);
+  } else if (timerContext !== null && type === 'Timeout') {
+    resource[tag] = ctx = timerContext(resource);
   } else if (links.size !== 0 && type !== 'PROMISE') {
     const l = links.get(triggerAsyncId);
     if (l !== undefined) resource[tag] = ctx = l.ctx;
@@ -223,10 +226,29 @@ function uninstall() {
   depth = 0;
   stack.length = 0;
   links.clear();
+  timerContext = null;
   log = null;
   recorders = 0;
   ringIds.fill(-1); // its contexts name slots of this monitor's ledger, and hold their keys
   ringCtx.fill(ROOT);
+}
+
+/** Charges timers created outside any scope to `fn(timeout)`'s context from now on; null stops. */
+function scopeTimers(fn) {
+  timerContext = fn;
+}
+
+/**
+ * Charges `resource`'s callbacks (from the next one on) to `ctx`; returns the context they had.
+ * An adapter's way to hand a long-lived handle (a keep-alive socket) to the request it serves.
+ */
+function retag(resource, asyncId, ctx) {
+  const i = asyncId & (RING - 1);
+  const prev = ringIds[i] === asyncId ? ringCtx[i] : resource[tag] ?? ROOT;
+  resource[tag] = ctx;
+  ringIds[i] = asyncId;
+  ringCtx[i] = ctx;
+  return prev;
 }
 
 /** Runs `fn` charged to `ctx`, as do all async resources it creates. */
@@ -289,4 +311,6 @@ function current() {
   return { scope: cur.name, key: cur.key ?? null };
 }
 
-module.exports = { ROOT, context, isContext, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline };
+module.exports = {
+  ROOT, context, isContext, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline, scopeTimers, retag,
+};

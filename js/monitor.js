@@ -15,6 +15,7 @@ const { startSampler } = require('./stacks');
 const { redactStall } = require('./redact');
 const { IDLE, FULL } = require('./timeline');
 const endpoint = require('./metrics/endpoint');
+const auto = require('./auto');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const OTHER = 1;
@@ -43,6 +44,7 @@ class Monitor extends EventEmitter {
   #captures = new Set();
   #lagOn = false; // the addon has a lag callback
   #metrics = null; // the metrics endpoint, if asked for
+  #auto; // automatic scopes (js/auto/)
 
   constructor(options, onStop) {
     super();
@@ -68,6 +70,12 @@ class Monitor extends EventEmitter {
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyOwners = []; // grows as the ring first reaches a slot: unused slots cost nothing
     hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
+    this.#auto = auto.start(this, options.autoScopes);
+  }
+
+  /** What the automatic scopes named so far, and what they could not (README: Automatic scopes). */
+  autoScopes() {
+    return this.#auto.stats();
   }
 
   /** `{ host, port, path }` of the metrics endpoint, or null. */
@@ -116,10 +124,12 @@ class Monitor extends EventEmitter {
     if (this.stopped) throw new Error('rloop: monitor is stopped');
     const c = new Capture(this, this.#inner(), o);
     this.#captures.add(c);
+    this.#auto.captures(1);
     const timer = o.durationMs === Infinity ? undefined : setTimeout(() => c.finish(), o.durationMs).unref();
     return c.result.finally(() => {
       clearTimeout(timer);
       this.#captures.delete(c);
+      this.#auto.captures(-1);
     });
   }
 
@@ -207,6 +217,7 @@ class Monitor extends EventEmitter {
     this.#running = false;
     for (const c of this.#captures) c.finishSync('stopped');
     this.#io?.stop();
+    this.#auto.stop();
     hooks.uninstall();
     clearInterval(this.#timer);
     this.#timer = undefined;

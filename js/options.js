@@ -13,7 +13,9 @@ const START_DEFAULTS = Object.freeze({
   lagThreshold: 50, // ms of busy loop without a poll that make a stall
   io: true, // track async I/O and emit 'slowIO'
   ioThreshold: 500, // ms an I/O operation takes to be slow
-  metrics: null, // { port, host, path, topScopes }: serve a Prometheus endpoint (js/metrics/options.js); null: none
+    if (name === 'metrics') out[name] = value == null ? null : require('./metrics/options').metricsOptions(value);
+    else if (value === undefined) out[name] = name === 'autoScopes' ? autoScopes(fallback) : fallback;
+    else if (name === 'autoScopes') out[name] = autoScopes(value);
 });
 
 const START_LIMITS = Object.freeze({
@@ -83,10 +85,25 @@ function startOptions(options) {
   for (const [name, fallback] of Object.entries(START_DEFAULTS)) {
     const value = given[name];
     if (name === 'metrics') out[name] = value == null ? null : require('./metrics/options').metricsOptions(value);
-    else if (value === undefined) out[name] = fallback;
+    else if (value === undefined) out[name] = name === 'autoScopes' ? autoScopes(fallback) : fallback;
+    else if (name === 'autoScopes') out[name] = autoScopes(value);
     else if (typeof fallback === 'boolean') out[name] = boolean(name, value);
     else out[name] = integerIn(name, value, START_LIMITS[name]);
   }
+  return out;
+}
+
+const AUTO_SCOPES = ['http', 'timers'];
+
+/** `autoScopes`: true or false for all, or `{ http, timers }` (each a boolean, false if left out). */
+function autoScopes(value) {
+  if (typeof value === 'boolean') return { http: value, timers: value };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`rloop: option 'autoScopes' must be true, false or { http, timers }, got ${describe(value)}`);
+  }
+  knownOnly("'autoScopes'", value, AUTO_SCOPES);
+  const out = {};
+  for (const kind of AUTO_SCOPES) out[kind] = value[kind] === undefined ? false : boolean(`autoScopes.${kind}`, value[kind]);
   return out;
 }
 
@@ -112,5 +129,5 @@ function scopeKey(options) {
 }
 
 module.exports = {
-  START_DEFAULTS, startOptions, scopeName, scopeKey, describe, withDefaults, integerIn, boolean, plainObject, knownOnly,
+  START_DEFAULTS, AUTO_SCOPES, startOptions, scopeName, scopeKey, describe, withDefaults, integerIn, boolean, plainObject, knownOnly,
 };

@@ -21,11 +21,21 @@ const ENV = {
   RLOOP_LAG_THRESHOLD: 'ms of blocked loop that make a stall (default 50); 0 turns lag off',
   RLOOP_IO_THRESHOLD: 'ms an I/O operation takes to be slow (default 500); "off" turns I/O tracking off',
   RLOOP_METRICS_PORT: 'serve Prometheus metrics on 127.0.0.1 at this port (docs/metrics.md)',
+  RLOOP_AUTO_SCOPES: 'automatic scopes, comma-separated: http, timers (default both), or "off"',
 };
 
 function integer(name, text) {
   if (!/^\d+$/.test(text)) throw new Error(`${name} must be a whole number, got ${JSON.stringify(text)}`);
   return Number(text);
+}
+
+/** `{ http, timers }` from RLOOP_AUTO_SCOPES: 'off', or kinds separated by commas. */
+function autoScopes(text) {
+  const { AUTO_SCOPES } = require('../js/options');
+  const kinds = text === 'off' ? [] : text.split(',').map((k) => k.trim());
+  const bad = kinds.find((k) => !AUTO_SCOPES.includes(k));
+  if (bad !== undefined) throw new Error(`RLOOP_AUTO_SCOPES must be "off" or some of ${AUTO_SCOPES.join(',')}, got ${JSON.stringify(text)}`);
+  return Object.fromEntries(AUTO_SCOPES.map((k) => [k, kinds.includes(k)]));
 }
 
 /**
@@ -57,6 +67,7 @@ function fromEnv(env) {
   else if (io !== undefined) start.ioThreshold = integer('RLOOP_IO_THRESHOLD', io);
   const metricsPort = get('RLOOP_METRICS_PORT');
   if (metricsPort !== undefined) start.metrics = { port: integer('RLOOP_METRICS_PORT', metricsPort) };
+  start.autoScopes = autoScopes(get('RLOOP_AUTO_SCOPES') ?? 'http,timers');
   const delay = get('RLOOP_DELAY');
   return { start, capture, delayMs: delay === undefined ? 0 : integer('RLOOP_DELAY', delay), unknown };
 }

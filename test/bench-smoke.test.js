@@ -16,7 +16,10 @@ const WORKLOADS = {
   setImmediate: WITH_CLOCK,
   'setImmediate-grouped': WITH_CLOCK,
   await: WITH_CLOCK,
-  http: [...CONFIGS, 'full'],
+  http: [...CONFIGS, 'full', 'autohttp'],
+  timers: ['nohook', 'rloop', 'autotimers'],
+  'timers-fresh': ['nohook', 'rloop', 'autotimers'],
+  interval: ['nohook', 'rloop', 'autotimers'],
   memory: ['nohook', 'rloop'],
 };
 
@@ -58,7 +61,7 @@ test('bench/run.js --quick at a tiny scale writes a result file with every workl
         assert.ok(s.fastest.ns <= s.perEvent.min, `${name}/${c}: the fastest batch is no slower than any sample's median`);
         if (c === 'nohook') assert.equal(s.fastest.overhead, null);
         else finite(s.fastest.overhead, `${name}.${c}.fastest.overhead`);
-        if (c === 'purejs' || c === 'rloop' || c === 'full') {
+        if (['purejs', 'rloop', 'full', 'autohttp', 'autotimers'].includes(c)) {
           assert.ok(s.attribution.ok, `${name}/${c} charges every scope: ${JSON.stringify(s.attribution)}`);
           assertStats(s.attribution.share, `${name}.${c}.attribution.share`);
         } else {

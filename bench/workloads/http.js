@@ -57,6 +57,6 @@ module.exports = {
   events: 2e4,
   scopes: ROUTES,
   target: { overheadNs: 3000, ratio: 4, fullShare: 0.03 },
-  configs: ['nohook', 'hooks3', 'hooks4', 'purejs', 'rloop', 'full'],
+  configs: ['nohook', 'hooks3', 'hooks4', 'purejs', 'rloop', 'full', 'autohttp'],
   run,
 };

@@ -1,0 +1,150 @@
+'use strict';
+// Incoming HTTP by route: each request is charged to a scope `GET /users/:id`, keyed by its path,
+// from Node's `http.server.request.start` channel (http itself is not patched). The name is the
+// path with identifiers collapsed until the framework tells the route's template:
+// - Express 4 and 5: when its router sets `req.route` (an accessor on the request, for Express
+//   apps only, that turns back into a plain property at the first set);
+// - Fastify: its `tracing:fastify.request.handler` channel, as the handler starts.
+// Time before that (parsing, middleware) stays with the collapsed path's name. The request's
+// async work inherits its scope; its socket's callbacks (the body arriving) are charged to it
+// until the response finishes. The app's own scope, inside a request or around the server,
+// always wins.
+
+const dc = require('node:diagnostics_channel');
+const hooks = require('../hooks');
+const { requestPath } = require('../redact');
+
+const MAX_ROUTES = 500; // distinct names; requests past them go to OTHER, and are counted
+const OTHER = 'HTTP (other routes)';
+const MAX_NAME = 256;
+const MAX_KEY = 200;
+
+// A path segment that is an identifier: a number, a UUID, hex of 8+ digits with a digit in it, or
+// a long token (16+ characters with a digit, or 32+ of any token characters).
+const ID = /^(?:\d+|[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}|(?=[a-f]*\d)[\da-f]{8,}|(?=\D*\d)[\w.~%-]{16,}|[\w.~%-]{32,})$/i;
+
+const MAYBE_ID = /\d|[^/]{32}/; // every identifier has a digit or 32+ characters
+
+/** `/users/42/posts/9f86d081` → `/users/:id/posts/:id`. */
+function collapse(path) {
+  if (!MAYBE_ID.test(path)) return path;
+  const parts = path.split('/');
+  for (let i = 0; i < parts.length; i++) if (ID.test(parts[i])) parts[i] = ':id';
+  return parts.join('/');
+}
+
+/** `true` for the function Express passes to `http.createServer()`. */
+function isExpress(listener) {
+  return typeof listener === 'function' && typeof listener.handle === 'function' && typeof listener.engine === 'function' && typeof listener.set === 'function';
+}
+
+/** Starts charging requests for `monitor`; returns `{ stop(), stats() }`. */
+function start(monitor) {
+  const names = new Set(); // the names given so far, at most MAX_ROUTES
+  let overflowed = 0; // requests charged to OTHER
+  const requests = new WeakMap(); // request -> { ctx, socket, handle, prev }
+  const express = new WeakMap(); // server -> whether it serves an Express app
+
+  function nameFor(method, route) {
+    const name = `${method} ${route}`.slice(0, MAX_NAME);
+    if (names.has(name)) return name;
+    if (names.size >= MAX_ROUTES) {
+      overflowed++;
+      return OTHER;
+    }
+    names.add(name);
+    return name;
+  }
+
+  /** Whether code charged now is in no scope or one of these (a keep-alive socket's): the app's own wins. */
+  function mayCharge() {
+    const { scope } = hooks.current();
+    return scope === null || names.has(scope) || scope === OTHER;
+  }
+
+  function charge(request, socket, name, key) {
+    const ctx = monitor.context(name, key);
+    hooks.enter(ctx); // the rest of this callback, and all it starts
+    const r = requests.get(request);
+    const handle = socket?._handle;
+    if (r !== undefined) {
+      r.ctx = ctx;
+      if (r.handle !== null) hooks.retag(r.handle, r.handle.getAsyncId(), ctx);
+    } else {
+      const tagged = typeof handle?.getAsyncId === 'function' ? handle : null;
+      const prev = tagged === null ? null : hooks.retag(tagged, tagged.getAsyncId(), ctx);
+      requests.set(request, { ctx, handle: tagged, prev });
+    }
+  }
+
+  function onStart({ request, socket, server }) {
+    if (!mayCharge()) return;
+    const path = requestPath(String(request.url ?? ''));
+    charge(request, socket, nameFor(request.method, collapse(path)), path.slice(0, MAX_KEY));
+    let ex = express.get(server);
+    if (ex === undefined) express.set(server, (ex = server.listeners('request').some(isExpress)));
+    if (ex) watchRoute(request);
+  }
+
+  /** Renames the request's scope when Express's router sets `req.route`. */
+  function watchRoute(request) {
+    Object.defineProperty(request, 'route', {
+      configurable: true,
+      enumerable: true,
+      get: () => undefined,
+      set(route) {
+        Object.defineProperty(request, 'route', { value: route, writable: true, enumerable: true, configurable: true });
+        try {
+          if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
+        } catch {
+          // inside Express's router: the request stays as it was charged
+        }
+      },
+    });
+  }
+
+  function routed(request, template) {
+    const r = requests.get(request);
+    if (r === undefined || monitor.stopped || !mayCharge()) return;
+    const name = nameFor(request.method, template);
+    if (name !== r.ctx.name) charge(request, null, name, r.ctx.key);
+  }
+
+  function onFinish({ request }) {
+    const r = requests.get(request);
+    if (r === undefined) return;
+    requests.delete(request);
+    if (r.handle !== null) hooks.retag(r.handle, r.handle.getAsyncId(), r.prev);
+  }
+
+  function onFastify({ request, route }) {
+    const raw = request?.raw;
+    if (raw !== undefined && typeof route?.url === 'string') routed(raw, route.url);
+  }
+
+  const channels = [
+    ['http.server.request.start', onStart],
+    ['http.server.response.finish', onFinish],
+    ['tracing:fastify.request.handler:start', onFastify],
+  ];
+  // A subscriber's exception would reach the app (Node rethrows it on the next tick): never one.
+  for (const c of channels) {
+    const fn = c[1];
+    c[1] = (message) => {
+      try {
+        fn(message);
+      } catch {
+        // this request stays as it was charged
+      }
+    };
+    dc.subscribe(c[0], c[1]);
+  }
+  return {
+    stop() {
+      for (const [name, fn] of channels) dc.unsubscribe(name, fn);
+    },
+    stats: () => ({ routes: names.size, overflowed }),
+  };
+}
+
+module.exports = { start, collapse };
