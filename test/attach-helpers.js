@@ -15,10 +15,11 @@ const FIXTURES = path.join(__dirname, 'fixtures', 'attach');
 /**
  * Starts `file` under this Node with IPC; resolves once it says it is ready. `--inspect-port=0`:
  * SIGUSR1 opens the inspector on a free port; `--expose-internals`: state.cjs reads Node's count of
- * enabled async hooks.
+ * enabled async hooks. `inspect`: the inspector open from the start instead.
  */
-async function startApp(file, { args = [], cwd = path.dirname(file) } = {}) {
-  const child = spawn(process.execPath, ['--inspect-port=0', '--expose-internals', '--no-deprecation', '--no-warnings', file, ...args], {
+async function startApp(file, { args = [], cwd = path.dirname(path.resolve(file)), inspect = false } = {}) {
+  file = path.resolve(file);
+  const child = spawn(process.execPath, [inspect ? '--inspect=127.0.0.1:0' : '--inspect-port=0', '--expose-internals', '--no-deprecation', '--no-warnings', file, ...args], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
