@@ -12,6 +12,7 @@ const USAGE = `usage:
       [--port <n> [--host <h>]] [-t <ms>] [--io-threshold <ms>] [--no-io] [--no-profile] [--no-heap-stats]
       [--heap-snapshot <f>] [--save-profile <f>] [--compare <base.json>] [--watch] [--list-targets] [--target <n>]
       exit 0 done, 1 failed, 2 the target exited mid-capture (what was collected is written)
+  rloop top <pid> [--port <n> [--host <h>]] [--target <n>]   live view; keys: s sort, p pause, q quit
   rloop compare <base.json> <head.json> [--json]   what changed; exit 1 if anything regressed
   rloop report <in.json> [--html <out.html>] [--json <out.json>]
 `;
@@ -45,6 +46,7 @@ function parse(args, options) {
 function main(argv, out, err = process.stderr) {
   const [command, ...args] = argv;
   if (command === 'attach') return require('./attach/command').run(args, out, err);
+  if (command === 'top') return require('./top').run(args, process.stdin, out, err);
   if (command === 'compare') {
     const { positional, json } = parse(args, { json: { type: 'boolean' } });
     if (positional.length !== 2) throw new UsageError('compare needs two report files');

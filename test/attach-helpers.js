@@ -52,18 +52,19 @@ function rloop(args, { env = {} } = {}) {
   return done;
 }
 
-/** Resolves once `text` shows in `stream`'s output. */
+/** Resolves once `re` matches `stream`'s output; rejects with the output if it ends first. */
 function seen(stream, re) {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let all = '';
     const on = (d) => {
       all += d;
       if (re.test(all)) {
-        stream.off('data', on);
+        stream.off('data', on).off('end', end);
         resolve(all);
       }
     };
-    stream.on('data', on);
+    const end = () => reject(new Error(`the output ended without ${re}: ${all}`));
+    stream.on('data', on).on('end', end);
   });
 }
 

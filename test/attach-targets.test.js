@@ -57,9 +57,6 @@ test('a worker thread: --list-targets, then --target 1 through the inspector the
   assert.ok(job && job.calls >= 5 && job.busyMs >= 5 * 18, JSON.stringify(job));
   assert.strictEqual(scopeOf(report, 'main-work'), undefined, "the main thread's scope is not the worker's");
   assert.match(r.stdout, /^rloop PID \d+, worker thread 1,/m);
-  // Finishing the capture (the profile's analysis) is rloop's work, never the scope that ran last.
-  const charged = [...r.stdout.matchAll(/^⚠ lag ([\d.,]+) ms {2}scope worker-job/mg)].map((m) => Number(m[1].replace(',', '')));
-  assert.ok(charged.every((ms) => ms < 200), `stalls charged to worker-job (20 ms of work): ${charged}`);
   assert.deepStrictEqual(listening(app.pid), [inspector], 'the inspector the app had is still open');
   const { now } = await ask(app, 'state');
   assert.strictEqual(now.monitored, 0, 'no thread monitored after leaving');

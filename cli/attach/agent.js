@@ -103,22 +103,27 @@ function read({ key }) {
 function detach({ key, id }) {
   const KEY_SYM = Symbol.for(key);
   const agent = globalThis[KEY_SYM];
-  if (agent === undefined) return { stopped: false, left: 0, opened: false };
+  if (agent === undefined) return { stopped: false, left: 0, opened: false, monitored: 0 };
   const me = agent.sessions.get(id);
   if (me !== undefined) {
     for (const [type, fn] of me.listeners) agent.monitor.off(type, fn);
     agent.sessions.delete(id);
     delete globalThis[me.binding]; // Runtime.removeBinding leaves the function on the global
   }
-  if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false };
+  if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0 };
   delete globalThis[KEY_SYM];
   if (agent.started) agent.monitor.stop();
-  return { stopped: agent.started, left: 0, opened: agent.opened };
+  return { stopped: agent.started, left: 0, opened: agent.opened, monitored: agent.rloop.threads().length };
 }
 
-/** Closes the inspector rloop opened, once this session's socket is gone (close() waits for it). */
-function closeInspector() {
-  setImmediate(() => (process.getBuiltinModule ?? require)('inspector').close());
+/**
+ * Closes the inspector rloop opened, once this session's socket is gone (close() waits for it).
+ * inspector.close() while a worker holds a session to this thread crashes Node (seen on 20 and
+ * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
+ * once no thread is monitored. So the close waits that long, unref'd: the app may exit meanwhile.
+ */
+function closeInspector({ afterMs }) {
+  setTimeout(() => (process.getBuiltinModule ?? require)('inspector').close(), afterMs).unref();
   return true;
 }
 
@@ -127,4 +132,4 @@ function call(fn, arg = {}) {
   return `(${fn})(${JSON.stringify({ key: KEY, ...arg })})`;
 }
 
-module.exports = { install, capture, read, detach, closeInspector, call, KEY };
+module.exports = { install, capture, read, detach, closeInspector, call, KEY, CLOSE_AFTER_MS: 1500 };

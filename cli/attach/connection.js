@@ -31,7 +31,7 @@ async function open(o, onEvent) {
   } catch (e) {
     throw new AttachError(`cannot connect to the inspector at ${inspector.host}:${inspector.port}: ${e.message}`);
   }
-  const c = { main, s: main, inspector, opened: inspector.opened, workers: null };
+  const c = { main, s: main, inspector, opened: inspector.opened, log: o.log };
   try {
     if (o.listTargets || o.target > 0) {
       c.targets = await listTargets(main);
@@ -96,7 +96,12 @@ async function close(c) {
   // The last of rloop's sessions closes the inspector if one of them opened it (another attach
   // may still be running); if leaving failed, the one that opened it does.
   if (!c.main.closed && !c.exiting && (left === null ? c.opened : left.opened)) {
-    await c.main.evaluate(agent.call(agent.closeInspector)).catch(() => {});
+    if (left?.monitored > 0) {
+      // The app's own monitor runs on: its stack sampler may hold a session at any time.
+      c.log(`left the inspector open (${c.inspector.host}:${c.inspector.port}): closing it while the app's own rloop monitor runs could crash Node`);
+    } else {
+      await c.main.evaluate(agent.call(agent.closeInspector, { afterMs: agent.CLOSE_AFTER_MS })).catch(() => {});
+    }
   }
   c.main.close();
   return left;
