@@ -82,7 +82,7 @@ function heavy(r, c) {
   }
   for (const s of a.callStacks.slice(0, 3)) {
     const [stack] = s.stacks;
-    if (!stack) continue;
+    if (!stack || stack.frames.length < 2) continue; // no caller to show (GC, idle)
     out.push(`  ${c.bold(s.functionName || '(anonymous)')} called from (${pct(stack.percent / 100)} of its time):`);
     for (const f of stack.frames.slice(1, 6)) out.push(`      ${c.dim(where(f))}`);
   }
