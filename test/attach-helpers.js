@@ -7,7 +7,10 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const assert = require('node:assert');
 const { once } = require('node:events');
+const { setTimeout: sleep } = require('node:timers/promises');
+const { listening } = require('../cli/attach/inspector');
 
 const CLI = path.join(__dirname, '..', 'cli', 'rloop.js');
 const FIXTURES = path.join(__dirname, 'fixtures', 'attach');
@@ -68,6 +71,20 @@ function seen(stream, re) {
   });
 }
 
+/**
+ * What the app reported before anything attached equals its state now, once the inspector rloop
+ * opened is closed again (1.5 s after leaving: cli/attach/agent.js) and the app listens where it
+ * listened before: no global, hook, listener or patch of rloop's is left.
+ */
+async function assertLeftNothing(app, inspectorsBefore) {
+  for (let i = 0; i < 50 && listening(app.pid).length > inspectorsBefore.length; i++) await sleep(100);
+  assert.deepStrictEqual(listening(app.pid), inspectorsBefore);
+  const { before, now } = await ask(app, 'state');
+  assert.deepStrictEqual(now, before);
+  assert.ok(now.monitored === 0 || now.monitored === null, `threads monitored: ${now.monitored}`);
+  assert.deepStrictEqual(now.asyncHooks, [0, 0, 0, 0, 0, 0]);
+}
+
 /** A temp folder removed after the file's tests. */
 function tmpDir(t, prefix) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -75,4 +92,4 @@ function tmpDir(t, prefix) {
   return dir;
 }
 
-module.exports = { CLI, FIXTURES, startApp, ask, rloop, seen, tmpDir };
+module.exports = { CLI, FIXTURES, startApp, ask, rloop, seen, tmpDir, assertLeftNothing };

@@ -10,7 +10,7 @@ const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { listening } = require('../cli/attach/inspector');
 const { assertValidReport } = require('./report');
-const { FIXTURES, startApp, ask, rloop, seen, tmpDir } = require('./attach-helpers');
+const { FIXTURES, startApp, ask, rloop, seen, tmpDir, assertLeftNothing } = require('./attach-helpers');
 
 const scopeOf = (report, name) => report.elu.scopes.find((s) => s.name === name);
 
@@ -19,6 +19,7 @@ test('an ES module app without rloop installed: the command loads its own copy, 
   for (const f of ['app.mjs', 'state.cjs']) fs.copyFileSync(path.join(FIXTURES, f), path.join(dir, f));
   const app = await startApp(path.join(dir, 'app.mjs'));
   t.after(() => app.kill());
+  const inspectorsBefore = listening(app.pid);
   const json = path.join(dir, 'r.json');
   const r = await rloop(['attach', app.pid, '-d', 3, '--json', json]);
   assert.strictEqual(r.code, 0, r.stderr);
@@ -30,9 +31,7 @@ test('an ES module app without rloop installed: the command loads its own copy, 
   // The profile names the app's code (V8 may inline spinEsm into its caller there).
   assert.ok(report.profile.analysis.heavyFunctions.some((f) => f.url.endsWith('/app.mjs') && f.selfMs > 0), 'the profile names app.mjs');
   assert.match(r.stdout, /^⚠ lag \d+(\.\d+)? ms {2}scope \(unattributed\) {2}at spinEsm .*app\.mjs:\d+$/m);
-  const { before, now } = await ask(app, 'state');
-  assert.deepStrictEqual(now, before);
-  assert.deepStrictEqual(now.asyncHooks, [0, 0, 0, 0, 0, 0]);
+  await assertLeftNothing(app, inspectorsBefore);
 });
 
 test('a worker thread: --list-targets, then --target 1 through the inspector the app opened (--port), which stays open', async (t) => {
@@ -70,6 +69,7 @@ test('--watch: a capture after another, each written; Ctrl-C writes what the run
   const dir = tmpDir(t, 'rloop-attach-watch-');
   const app = await startApp(path.join(FIXTURES, 'app.cjs'));
   t.after(() => app.kill());
+  const inspectorsBefore = listening(app.pid);
   const json = path.join(dir, 'r-{n}.json');
   const run = rloop(['attach', app.pid, '--watch', '-d', 1, '--no-profile', '--json', json]);
   await seen(run.child.stderr, /wrote .*r-2\.json/);
@@ -85,10 +85,10 @@ test('--watch: a capture after another, each written; Ctrl-C writes what the run
   assert.strictEqual(reports.at(-1).meta.reason, 'stopped');
   assert.ok(reports.every((rep) => scopeOf(rep, 'parse')));
   assert.strictEqual((r.stdout.match(/^rloop PID/mg) ?? []).length, files.length);
-  const { before, now } = await ask(app, 'state');
-  assert.deepStrictEqual(now, before);
 
+  // Straight after leaving, while the inspector's close is pending: the next attach takes it over.
   const cmp = await rloop(['attach', app.pid, '-d', 1, '--no-profile', '--compare', path.join(dir, files[0])]);
   assert.strictEqual(cmp.code, 0, cmp.stderr);
+  await assertLeftNothing(app, inspectorsBefore);
   assert.match(cmp.stdout, /\nverdict: (NO CHANGE|IMPROVED|REGRESSED|MIXED)\n(.*\n)* {2}lag +worst stall \d+ ms -> \d+ ms/);
 });

@@ -16,6 +16,12 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
   const builtin = process.getBuiltinModule ?? require;
   const Module = builtin('module');
   const path = builtin('path');
+  const closing = globalThis[Symbol.for(`${key}.closing`)];
+  if (closing !== undefined) {
+    clearTimeout(closing); // a previous attach's close, not done yet: this one closes instead
+    delete globalThis[Symbol.for(`${key}.closing`)];
+    opened = true;
+  }
   let agent = globalThis[KEY_SYM];
   if (agent === undefined) {
     let rloop = null;
@@ -122,8 +128,14 @@ function detach({ key, id }) {
  * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
  * once no thread is monitored. So the close waits that long, unref'd: the app may exit meanwhile.
  */
-function closeInspector({ afterMs }) {
-  setTimeout(() => (process.getBuiltinModule ?? require)('inspector').close(), afterMs).unref();
+function closeInspector({ key, afterMs }) {
+  // An attach that comes meanwhile cancels this close and inherits it (install()).
+  const CLOSING = Symbol.for(`${key}.closing`);
+  const timer = setTimeout(() => {
+    delete globalThis[CLOSING];
+    (process.getBuiltinModule ?? require)('inspector').close();
+  }, afterMs).unref();
+  Object.defineProperty(globalThis, CLOSING, { value: timer, configurable: true, enumerable: false });
   return true;
 }
 

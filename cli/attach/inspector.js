@@ -141,13 +141,17 @@ async function activate(pid, log) {
   if (open) return { ...open, opened: false };
   process.kill(pid, 'SIGUSR1');
   for (let i = 0; i < BACKOFF_MS.length; i++) {
-    await sleep(BACKOFF_MS[i]);
-    try {
-      process.kill(pid, 0);
-    } catch {
-      throw new AttachError(`PID ${pid} exited`);
+    // The first try looks every 50 ms: an idle process opens its inspector within a few ms.
+    let found = null;
+    for (let waited = 0; waited < BACKOFF_MS[i] && found === null; waited += i === 0 ? 50 : BACKOFF_MS[i]) {
+      await sleep(i === 0 ? 50 : BACKOFF_MS[i]);
+      try {
+        process.kill(pid, 0);
+      } catch {
+        throw new AttachError(`PID ${pid} exited`);
+      }
+      found = await openInspector(pid);
     }
-    const found = await openInspector(pid);
     if (found) return { ...found, opened: true };
     if (i < BACKOFF_MS.length - 1) log(`inspector of PID ${pid} not open yet, retrying in ${BACKOFF_MS[i + 1] / 1000} s`);
   }
