@@ -65,6 +65,7 @@ test('attach to a CommonJS app: its scopes, stalls with stacks and slow I/O, str
   assert.match(r.stdout, /^ {2}heap used [\d.]+ MB → [\d.]+ MB/m);
   assert.doesNotMatch(r.stdout, /\x1b\[/);
   await assertLeftNothing(app, inspectorsBefore);
+  assert.strictEqual((await ask(app, 'state')).probed, 0, "rloop sent the app's own server no request");
 });
 
 test('attach twice, at once and one after the other: one monitor shared, the last to leave removes it', async (t) => {

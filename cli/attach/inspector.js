@@ -57,7 +57,7 @@ function read(file) {
   }
 }
 
-/** The TCP ports `pid` listens on, with their addresses: [{ host, port }]. */
+/** The TCP ports `pid` listens on: [{ host, port, inode }] (a socket opened again has a new inode). */
 function listening(pid) {
   const inodes = new Set();
   let fds = [];
@@ -80,7 +80,7 @@ function listening(pid) {
       const f = line.trim().split(/\s+/);
       if (f.length < 10 || f[3] !== '0A' || !inodes.has(f[9])) continue; // 0A: LISTEN
       const [addr, port] = f[1].split(':');
-      out.push({ host: v6 ? hostOf6(addr) : hostOf4(addr), port: parseInt(port, 16) });
+      out.push({ host: v6 ? hostOf6(addr) : hostOf4(addr), port: parseInt(port, 16), inode: f[9] });
     }
   }
   return out;
@@ -117,30 +117,49 @@ function targetsAt(host, port, timeoutMs = 2000) {
   });
 }
 
-/** The first of `pid`'s listening ports that is an inspector: { host, port, wsUrl }, or null. */
-async function openInspector(pid) {
-  for (const { host, port } of listening(pid)) {
+/** The first of `ports` that is an inspector: { host, port, wsUrl }, or null. */
+async function inspectorAmong(ports) {
+  for (const { host, port } of ports) {
     const connectTo = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
     try {
       const [t] = await targetsAt(connectTo, port, 1000);
       if (t) return { host: connectTo, port, wsUrl: t.webSocketDebuggerUrl };
     } catch {
-      // the app's own server
+      // not an inspector
     }
+  }
+  return null;
+}
+
+/** The port `--inspect[-brk|-wait][=[host:]port]` gives the process (0: any), or null without one. */
+function inspectFlag(pid) {
+  const args = (read(`/proc/${pid}/cmdline`) ?? '').split('\0');
+  const nodeOptions = /(?:^|\0)NODE_OPTIONS=([^\0]*)/.exec(read(`/proc/${pid}/environ`) ?? '')?.[1];
+  for (const a of [...args, ...(nodeOptions ?? '').split(/\s+/)]) {
+    const m = /^--inspect(?:-brk|-wait)?(?:=(?:.*:)?(\d+))?$/.exec(a);
+    if (m) return m[1] === undefined ? 9229 : Number(m[1]);
   }
   return null;
 }
 
 /**
  * The inspector of `pid`, opened with SIGUSR1 if it is not open yet: { host, port, wsUrl,
- * opened } (`opened`: rloop opened it, so rloop closes it). `log(line)` hears each retry.
+ * opened } (`opened`: rloop opened it, so rloop closes it). `log(line)` hears each retry. The
+ * app's own servers are never sent a request, unless the inspector is open without a flag
+ * saying where (opened earlier by a signal): it is then looked for among them after the first try.
  */
 async function activate(pid, log) {
   checkNode(pid);
-  const open = await openInspector(pid);
-  if (open) return { ...open, opened: false };
-  process.kill(pid, 'SIGUSR1');
+  const before = listening(pid);
+  const flagged = inspectFlag(pid);
+  if (flagged !== null) {
+    const open = await inspectorAmong(before.filter((p) => flagged === 0 || p.port === flagged));
+    if (open) return { ...open, opened: false };
+  }
+  const isNew = (p) => !before.some((b) => b.inode === p.inode);
   for (let i = 0; i < BACKOFF_MS.length; i++) {
+    // Again at each try: one sent while an inspector was still open (closing) opened nothing.
+    process.kill(pid, 'SIGUSR1');
     // The first try looks every 50 ms: an idle process opens its inspector within a few ms.
     let found = null;
     for (let waited = 0; waited < BACKOFF_MS[i] && found === null; waited += i === 0 ? 50 : BACKOFF_MS[i]) {
@@ -150,9 +169,13 @@ async function activate(pid, log) {
       } catch {
         throw new AttachError(`PID ${pid} exited`);
       }
-      found = await openInspector(pid);
+      found = await inspectorAmong(listening(pid).filter(isNew));
     }
     if (found) return { ...found, opened: true };
+    if (i === 0) {
+      const open = await inspectorAmong(before); // SIGUSR1 opens nothing where one is open already
+      if (open) return { ...open, opened: false };
+    }
     if (i < BACKOFF_MS.length - 1) log(`inspector of PID ${pid} not open yet, retrying in ${BACKOFF_MS[i + 1] / 1000} s`);
   }
   throw new AttachError(`PID ${pid} did not open its inspector after SIGUSR1 (its port taken by another process? try: rloop attach --port N with node --inspect-port=N)`);
