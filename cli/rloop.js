@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict';
-// The rloop command: compare two reports, or render one.
+// The rloop command: attach to a running process, compare two reports, or render one.
 
 const fs = require('node:fs');
 const { parseArgs } = require('node:util');
@@ -8,6 +8,11 @@ const { compare, formatComparison } = require('../js/compare');
 const { renderJson } = require('../js/report/json');
 
 const USAGE = `usage:
+  rloop attach <pid> [-d <s>] [--json <f>] [--html <f>]   capture a running Node process (see README: Attach)
+      [--port <n> [--host <h>]] [-t <ms>] [--io-threshold <ms>] [--no-io] [--no-profile] [--no-heap-stats]
+      [--heap-snapshot <f>] [--save-profile <f>] [--compare <base.json>] [--watch] [--list-targets] [--target <n>]
+      exit 0 done, 1 failed, 2 the target exited mid-capture (what was collected is written)
+  rloop top <pid> [--port <n> [--host <h>]] [--target <n>]   live view; keys: s sort, p pause, q quit
   rloop compare <base.json> <head.json> [--json]   what changed; exit 1 if anything regressed
   rloop report <in.json> [--html <out.html>] [--json <out.json>]
 `;
@@ -38,8 +43,10 @@ function parse(args, options) {
   }
 }
 
-function main(argv, out) {
+function main(argv, out, err = process.stderr) {
   const [command, ...args] = argv;
+  if (command === 'attach') return require('./attach/command').run(args, out, err);
+  if (command === 'top') return require('./top').run(args, process.stdin, out, err);
   if (command === 'compare') {
     const { positional, json } = parse(args, { json: { type: 'boolean' } });
     if (positional.length !== 2) throw new UsageError('compare needs two report files');
@@ -60,12 +67,16 @@ function main(argv, out) {
   throw new UsageError(command ? `unknown command ${command}` : 'no command');
 }
 
+function failed(e) {
+  process.stderr.write(e instanceof UsageError ? `rloop: ${e.message}\n${USAGE}` : `rloop: ${e.stack}\n`);
+  return 2;
+}
+
 if (require.main === module) {
   try {
-    process.exitCode = main(process.argv.slice(2), process.stdout);
+    Promise.resolve(main(process.argv.slice(2), process.stdout)).then((code) => { process.exitCode = code; }, (e) => { process.exitCode = failed(e); });
   } catch (e) {
-    process.stderr.write(e instanceof UsageError ? `rloop: ${e.message}\n${USAGE}` : `rloop: ${e.stack}\n`);
-    process.exitCode = 2;
+    process.exitCode = failed(e);
   }
 }
 

@@ -25,6 +25,16 @@ const FIRST_SCOPE = 2;
 const OVERFLOW_CACHE = 4096;
 const NOT_RECORDED = '(not recorded)'; // a profile's samples after its timeline filled up
 
+/** `fn()` charged to no scope: what it starts (timers) is rloop's own work. */
+function unattributed(fn) {
+  const prev = hooks.enter(hooks.ROOT);
+  try {
+    return fn();
+  } finally {
+    hooks.restore(prev);
+  }
+}
+
 class Monitor extends EventEmitter {
   #native;
   #bindNative; // bindKey(slot, scope, key), a raw native function
@@ -125,7 +135,9 @@ class Monitor extends EventEmitter {
     const c = new Capture(this, this.#inner(), o);
     this.#captures.add(c);
     this.#auto.captures(1);
-    const timer = o.durationMs === Infinity ? undefined : setTimeout(() => c.finish(), o.durationMs).unref();
+    // Finishing (the profile's analysis, the report) is rloop's own work: unattributed, whatever
+    // scope the code asking for the capture runs in (through an inspector, a stale one).
+    const timer = o.durationMs === Infinity ? undefined : unattributed(() => setTimeout(() => c.finish(), o.durationMs).unref());
     return c.result.finally(() => {
       clearTimeout(timer);
       this.#captures.delete(c);
@@ -255,12 +267,7 @@ class Monitor extends EventEmitter {
     this.#lastSeq = this.#native.lastSeq(); // windows from now on, as a listener always got
     // Unattributed, whatever scope the code adding the listener runs in; the timers it sets
     // again inherit that.
-    const prev = hooks.enter(hooks.ROOT);
-    try {
-      this.#nextWindow();
-    } finally {
-      hooks.restore(prev);
-    }
+    unattributed(() => this.#nextWindow());
   }
 
   /** Fires just after the addon closes the current window, so each emits as it closes. */

@@ -348,3 +348,23 @@ test("a profile's scope timeline keeps its changes in time order and says when i
   assert.strictEqual(t.dropped, 5);
   assert.deepStrictEqual(t.entries(t.length - 1)[0][1], FULL, 'the last kept change says: nothing known from here');
 });
+
+test("finishing a capture (the profile's analysis, the report) is charged to no scope, not to the one that asked for it", async () => {
+  const mon = rloop.start({ io: false, lag: false });
+  let asked;
+  const done = rloop.scope('asker', () => {
+    const p = mon.capture({ durationMs: 300, profile: true, heapStats: false });
+    asked = mon.totals().scopes.find((s) => s.name === 'asker').busyMs;
+    return p;
+  });
+  let resolved = false;
+  done.then(() => { resolved = true; }); // a callback of 'asker', of a few µs
+  // Read from outside the scope, once the report is there.
+  await new Promise((resolve) => {
+    const poll = setInterval(() => { if (resolved) resolve(clearInterval(poll)); }, 5);
+  });
+  const after = mon.totals().scopes.find((s) => s.name === 'asker').busyMs;
+  mon.stop();
+  assert.ok((await done).profile.analysis.heavyFunctions.length > 0);
+  assert.ok(after - asked < 10, `'asker' charged ${(after - asked).toFixed(1)} ms after asking`);
+});

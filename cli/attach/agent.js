@@ -1,0 +1,147 @@
+'use strict';
+// What runs inside the target, sent as source through Runtime.evaluate. Each function is
+// self-contained (it is serialized); `install` leaves one non-enumerable global, the agent,
+// shared by every attached session, and the last session to leave removes it and stops the
+// monitor if rloop started it. Nothing here may throw into the app: errors go back to the CLI.
+
+const KEY = 'rloop.attach'; // Symbol.for(KEY) on globalThis while any session is attached
+
+/**
+ * Loads rloop (a copy the app already runs, else the app's installed one, else the CLI's own
+ * `cliRloop`) and starts a monitor unless one runs; `binding` is this session's Runtime binding.
+ */
+function install({ key, id, cliRloop, binding, start, events, opened }) {
+  const KEY_SYM = Symbol.for(key);
+  // The inspector console's `require` where process.getBuiltinModule is missing (Node < 20.16).
+  const builtin = process.getBuiltinModule ?? require;
+  const Module = builtin('module');
+  const path = builtin('path');
+  const closing = globalThis[Symbol.for(`${key}.closing`)];
+  if (closing !== undefined) {
+    clearTimeout(closing); // a previous attach's close, not done yet: this one closes instead
+    delete globalThis[Symbol.for(`${key}.closing`)];
+    opened = true;
+  }
+  let agent = globalThis[KEY_SYM];
+  if (agent === undefined) {
+    let rloop = null;
+    let from = 'running';
+    for (const m of Object.values(Module._cache)) {
+      const x = m?.exports;
+      if (/[\\/]js[\\/]index\.js$/.test(m?.filename ?? '') && typeof x?.monitor === 'function' && typeof x.threads === 'function' && x.monitor() !== null) {
+        rloop = x;
+        break;
+      }
+    }
+    if (rloop === null) {
+      let file = null;
+      from = 'app';
+      for (const base of [process.argv[1], path.join(process.cwd(), 'index.js')]) {
+        if (typeof base !== 'string') continue;
+        try {
+          file = Module.createRequire(path.resolve(base)).resolve('rloop');
+          break;
+        } catch {
+          // not installed there
+        }
+      }
+      if (file === null) {
+        file = cliRloop;
+        from = 'cli';
+      }
+      rloop = Module.createRequire(file)(file);
+    }
+    let monitor = rloop.monitor();
+    const started = monitor === null;
+    if (started) monitor = rloop.start(start);
+    else from = 'running';
+    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false };
+    Object.defineProperty(globalThis, KEY_SYM, { value: agent, configurable: true, enumerable: false, writable: false });
+  }
+  const send = (type, data) => {
+    try {
+      const fn = globalThis[binding];
+      if (typeof fn === 'function') fn(JSON.stringify({ type, data }));
+    } catch {
+      // the CLI is gone; detach() removes the listener
+    }
+  };
+  const listeners = events.map((type) => [type, (e) => send(type, e)]);
+  for (const [type, fn] of listeners) agent.monitor.on(type, fn);
+  agent.sessions.set(id, { listeners, binding });
+  agent.opened ||= opened; // the last session to leave closes an inspector rloop opened
+  return {
+    pid: process.pid,
+    node: process.version,
+    thread: builtin('worker_threads').threadId,
+    from: agent.from,
+    started: agent.started,
+    sessions: agent.sessions.size,
+    windowMs: agent.monitor.windowMs,
+  };
+}
+
+/**
+ * Runs one capture in the target and resolves to its report as JSON. `options.json` (a temp
+ * file) is where the capture's exit guard writes the partial report if the target exits first;
+ * it is removed once the report came back.
+ */
+async function capture({ key, options }) {
+  const agent = globalThis[Symbol.for(key)];
+  const fs = (process.getBuiltinModule ?? require)('fs');
+  try {
+    return JSON.stringify(await agent.monitor.capture(options));
+  } finally {
+    if (options.json) fs.rmSync(options.json, { force: true });
+  }
+}
+
+/** The current window, live, and totals: for `rloop top`. */
+function read({ key }) {
+  const agent = globalThis[Symbol.for(key)];
+  return { elu: agent.monitor.elu(), threads: agent.rloop.threads().length };
+}
+
+/**
+ * Leaves: this session's listeners and binding go; the last session stops what rloop started
+ * and learns whether rloop opened the inspector (then it closes it).
+ */
+function detach({ key, id }) {
+  const KEY_SYM = Symbol.for(key);
+  const agent = globalThis[KEY_SYM];
+  if (agent === undefined) return { stopped: false, left: 0, opened: false, monitored: 0 };
+  const me = agent.sessions.get(id);
+  if (me !== undefined) {
+    for (const [type, fn] of me.listeners) agent.monitor.off(type, fn);
+    agent.sessions.delete(id);
+    delete globalThis[me.binding]; // Runtime.removeBinding leaves the function on the global
+  }
+  if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0 };
+  delete globalThis[KEY_SYM];
+  if (agent.started) agent.monitor.stop();
+  return { stopped: agent.started, left: 0, opened: agent.opened, monitored: agent.rloop.threads().length };
+}
+
+/**
+ * Closes the inspector rloop opened, once this session's socket is gone (close() waits for it).
+ * inspector.close() while a worker holds a session to this thread crashes Node (seen on 20 and
+ * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
+ * once no thread is monitored. So the close waits that long, unref'd: the app may exit meanwhile.
+ */
+function closeInspector({ key, afterMs }) {
+  // An attach that comes meanwhile cancels this close and inherits it (install()).
+  const CLOSING = Symbol.for(`${key}.closing`);
+  const timer = setTimeout(() => {
+    delete globalThis[CLOSING];
+    (process.getBuiltinModule ?? require)('inspector').close();
+  }, afterMs).unref();
+  Object.defineProperty(globalThis, CLOSING, { value: timer, configurable: true, enumerable: false });
+  return true;
+}
+
+/** `fn` applied to `arg`, as an expression for Runtime.evaluate. */
+function call(fn, arg = {}) {
+  return `(${fn})(${JSON.stringify({ key: KEY, ...arg })})`;
+}
+
+module.exports = { install, capture, read, detach, closeInspector, call, KEY, CLOSE_AFTER_MS: 1500 };

@@ -1,0 +1,232 @@
+'use strict';
+// `rloop attach <pid>`: a capture of a running process, no restart. Events stream while they
+// happen; the report comes back and is written here. Exit 0 done, 1 rloop's error, 2 the target
+// exited mid-capture (what was collected is written).
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const { AttachError } = require('./inspector');
+const { TargetGone } = require('./session');
+const connection = require('./connection');
+const agent = require('./agent');
+const terminal = require('./terminal');
+const { renderJson } = require('../../js/report/json');
+const { compare, formatComparison } = require('../../js/compare');
+
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  duration: { type: 'string', short: 'd', default: '10' },
+  threshold: { type: 'string', short: 't', default: '50' },
+  'io-threshold': { type: 'string', default: '500' },
+  'no-io': { type: 'boolean' },
+  'no-profile': { type: 'boolean' },
+  'heap-stats': { type: 'boolean' }, // loop-detective's flag; heap stats are on unless --no-heap-stats
+  'no-heap-stats': { type: 'boolean' },
+  'heap-snapshot': { type: 'string' },
+  'save-profile': { type: 'string' },
+  json: { type: 'string' },
+  html: { type: 'string' },
+  compare: { type: 'string' },
+  watch: { type: 'boolean' },
+  'list-targets': { type: 'boolean' },
+  target: { type: 'string', default: '0' },
+};
+
+function number(name, text, min, max) {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < min || n > max) throw new AttachError(`--${name} must be a number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+/** The command line, checked: every mistake is an AttachError naming the option. */
+function options(args) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true });
+  } catch (e) {
+    throw new AttachError(e.message);
+  }
+  const { values: v, positionals } = parsed;
+  if (positionals.length > 1) throw new AttachError(`attach takes one PID, got ${positionals.join(' ')}`);
+  const pid = positionals.length ? number('pid', positionals[0], 1, 2 ** 22) : undefined;
+  if (pid === undefined && v.port === undefined) throw new AttachError('attach needs a PID, or --port of an open inspector');
+  if (pid !== undefined && !Number.isInteger(pid)) throw new AttachError(`not a PID: ${positionals[0]}`);
+  if (v.host !== undefined && v.port === undefined) throw new AttachError('--host needs --port');
+  const out = (name) => (v[name] === undefined ? false : path.resolve(v[name]));
+  return {
+    pid,
+    port: v.port === undefined ? undefined : number('port', v.port, 1, 65535),
+    host: v.host,
+    durationMs: Math.round(number('duration', v.duration, 0.01, 7 * 24 * 3600) * 1000),
+    start: {
+      lagThreshold: Math.round(number('threshold', v.threshold, 1, 3600000)),
+      ioThreshold: Math.round(number('io-threshold', v['io-threshold'], 0, 3600000)),
+      io: !v['no-io'],
+    },
+    profile: !v['no-profile'],
+    heapStats: !v['no-heap-stats'],
+    heapSnapshot: out('heap-snapshot'),
+    cpuprofile: out('save-profile'),
+    json: out('json'),
+    html: out('html'),
+    compare: v.compare,
+    watch: Boolean(v.watch),
+    listTargets: Boolean(v['list-targets']),
+    target: number('target', v.target, 0, 1e6),
+  };
+}
+
+/** What to print where: `out` the report, `err` progress; both plain unless a colour TTY. */
+function printer(out, err) {
+  const c = terminal.palette(terminal.wantsColor(out));
+  const live = Boolean(err.isTTY);
+  let status = '';
+  const clear = () => { if (live && status) err.write('\r\x1b[K'); };
+  return {
+    c,
+    line(text) {
+      clear();
+      out.write(`${text}\n`);
+      if (live && status) err.write(status);
+    },
+    log(text) {
+      clear();
+      err.write(`rloop: ${text}\n`);
+      if (live && status) err.write(status);
+    },
+    status(text) {
+      if (!live) return;
+      clear();
+      status = text;
+      if (text) err.write(text);
+    },
+  };
+}
+
+/** One capture in the target: resolves to the report, or `{ gone: report|null }` if the target exited first. */
+async function captureOnce(conn, o, p) {
+  const tmp = path.join(os.tmpdir(), `rloop-attach-${conn.info.pid}-${conn.id}-${Date.now()}.json`);
+  const options = {
+    durationMs: o.durationMs,
+    profile: o.profile,
+    heapStats: o.heapStats,
+    heapSnapshot: o.heapSnapshot,
+    cpuprofile: o.profile ? o.cpuprofile : false,
+    json: tmp, // the exit guard's partial report, should the target exit mid-capture
+  };
+  const end = Date.now() + o.durationMs;
+  const tick = setInterval(() => p.status(`capturing… ${Math.max(0, Math.ceil((end - Date.now()) / 1000))} s left`), 250);
+  tick.unref?.();
+  const exiting = new Promise((resolve) => {
+    conn.main.once('NodeRuntime.waitingForDisconnect', () => resolve('exit'));
+    conn.s.once('gone', () => resolve('exit'));
+  }).then((why) => {
+    conn.exiting = true; // it runs no more JS, and waits for rloop to leave
+    return why;
+  });
+  try {
+    const result = await Promise.race([conn.s.evaluate(agent.call(agent.capture, { options })).then((json) => JSON.parse(json)), exiting]);
+    if (result !== 'exit') return result;
+  } catch (e) {
+    if (!(e instanceof TargetGone)) throw new AttachError(`capture failed in the target: ${e.message}`);
+  } finally {
+    clearInterval(tick);
+    p.status('');
+  }
+  // The target is exiting (or gone): its exit guard wrote what was collected.
+  let partial = null;
+  try {
+    partial = JSON.parse(fs.readFileSync(tmp, 'utf8'));
+    fs.rmSync(tmp, { force: true });
+  } catch {
+    // killed outright: nothing was written
+  }
+  return { gone: partial };
+}
+
+/** `{pid}`, `{n}` (the capture's number: --watch) and `{time}` in an output path. */
+function expand(file, r, n) {
+  const time = new Date(r.meta.start).toISOString().replace(/[:.]/g, '-');
+  return file.replaceAll('{pid}', String(r.meta.pid)).replaceAll('{n}', String(n)).replaceAll('{time}', time);
+}
+
+function report(r, o, p, out, n) {
+  out.write(terminal.formatReport(r, { color: p.c.bold('x') !== 'x' }));
+  if (o.json) fs.writeFileSync(expand(o.json, r, n), renderJson(r, { pretty: true }));
+  if (o.html) fs.writeFileSync(expand(o.html, r, n), require('../../js/report/html').renderHtml(r));
+  for (const f of [o.json, o.html]) if (f) p.log(`wrote ${expand(f, r, n)}`);
+  if (o.compare) {
+    let base;
+    try {
+      base = JSON.parse(fs.readFileSync(o.compare, 'utf8'));
+    } catch (e) {
+      throw new AttachError(`cannot read the baseline ${o.compare}: ${e.code || e.message}`);
+    }
+    out.write(`\n${formatComparison(compare(base, r))}`);
+  }
+}
+
+async function attach(args, out, err) {
+  const o = options(args);
+  const p = printer(out, err);
+  let capturing = false; // events between captures (the report being written) are not printed
+  const conn = await connection.open({ ...o, log: p.log, events: ['lag', 'slowIO'] }, (type, data) => {
+    if (capturing) p.line(type === 'lag' ? terminal.lagLine(data, p.c) : terminal.ioLine(data, p.c));
+  });
+  if (o.listTargets) {
+    for (const t of conn.targets) out.write(`${t.n}  ${t.what}${t.title ? `  ${t.title}` : ''}${t.url ? `  ${t.url}` : ''}\n`);
+    await connection.close(conn);
+    return 0;
+  }
+  const i = conn.info;
+  const from = i.sessions > 1 ? 'another rloop attach is running there: its monitor is shared'
+    : `rloop from ${{ running: 'the monitor already running there', app: "the app's own install", cli: 'this command' }[i.from]}`;
+  p.log(`attached to PID ${i.pid} (Node ${i.node}${i.thread ? `, worker thread ${i.thread}` : ''}), ${from}${o.watch ? '' : `; capturing ${o.durationMs / 1000} s`}`);
+  let stopping = false;
+  const onSignal = () => {
+    if (stopping || !i.started) {
+      p.log('leaving without a report');
+      connection.close(conn).finally(() => process.exit(130));
+      return;
+    }
+    stopping = true;
+    p.log('stopping: writing what was collected (Ctrl-C again leaves without it)');
+    // Leaving stops the monitor rloop started, which ends the running capture, partial.
+    connection.leave(conn);
+  };
+  if (!i.started) p.log("the app's own monitor is reused (its thresholds apply); Ctrl-C leaves without a report");
+  process.on('SIGINT', onSignal);
+  try {
+    for (let n = 1; ; n++) {
+      capturing = true;
+      const r = await captureOnce(conn, o, p);
+      capturing = false;
+      if (r.gone !== undefined) {
+        if (r.gone) report(r.gone, o, p, out, n);
+        p.log(`the target exited mid-capture${r.gone ? '; the partial report holds what was collected' : ' without writing what was collected (killed?)'}`);
+        return 2;
+      }
+      report(r, o, p, out, n);
+      if (!o.watch || stopping) break;
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    await connection.close(conn);
+  }
+  return 0;
+}
+
+/** attach(), its failures one line on `err` and exit code 1 (2 means the target exited). */
+async function run(args, out, err) {
+  try {
+    return await attach(args, out, err);
+  } catch (e) {
+    err.write(`rloop: ${e instanceof AttachError ? e.message : e.stack}\n`);
+    return 1;
+  }
+}
+
+module.exports = { run, options };

@@ -1,0 +1,110 @@
+'use strict';
+// One attached session, from the command line's options to rloop running in the target and
+// back out: find or open the inspector, pick the thread, load rloop there, stream its events,
+// and leave nothing behind.
+
+const crypto = require('node:crypto');
+const path = require('node:path');
+const { AttachError, activate, atPort, LOOPBACK } = require('./inspector');
+const session = require('./session');
+const agent = require('./agent');
+
+const CLI_RLOOP = path.join(__dirname, '..', '..', 'js', 'index.js');
+
+/** The inspector's main-thread entry and the process's workers, for --list-targets. */
+async function listTargets(main) {
+  const found = await session.workers(main);
+  return [{ n: 0, what: 'main thread' }, ...found.map((w, i) => ({ n: i + 1, what: `worker ${w.workerId}`, title: w.title, url: w.url, worker: w }))];
+}
+
+/**
+ * Opens a connection: `{ pid, port, host, target, log }` → `{ s, info, close(), opened }` where
+ * `s` is the chosen thread's session. `onEvent(type, data)` hears the target's events.
+ */
+async function open(o, onEvent) {
+  const host = o.host ?? '127.0.0.1';
+  if (!LOOPBACK.has(host)) o.log(`warning: the inspector has no authentication; ${host} is not loopback, anyone who reaches it can run code in the target`);
+  const inspector = o.port !== undefined ? await atPort(host, o.port) : await activate(o.pid, o.log);
+  let main;
+  try {
+    main = await session.connect(inspector.wsUrl);
+  } catch (e) {
+    throw new AttachError(`cannot connect to the inspector at ${inspector.host}:${inspector.port}: ${e.message}`);
+  }
+  const c = { main, s: main, inspector, opened: inspector.opened, log: o.log };
+  try {
+    if (o.listTargets || o.target > 0) {
+      c.targets = await listTargets(main);
+      if (o.target > 0) {
+        const t = c.targets[o.target];
+        if (!t) throw new AttachError(`no target ${o.target}: the process has ${c.targets.length - 1} worker(s) (see --list-targets)`);
+        c.s = t.worker.session();
+      }
+    }
+    if (o.listTargets) return c;
+    // Exiting with an inspector client attached, Node waits for it to leave: this says when.
+    await main.send('NodeRuntime.notifyWhenWaitingForDisconnect', { enabled: true }).catch(() => {});
+    c.id = crypto.randomBytes(6).toString('hex');
+    const binding = `__rloop_attach_${c.id}`;
+    await c.s.send('Runtime.addBinding', { name: binding });
+    c.s.on('Runtime.bindingCalled', (p) => {
+      if (p.name !== binding) return;
+      let m;
+      try {
+        m = JSON.parse(p.payload);
+      } catch {
+        return;
+      }
+      onEvent(m.type, m.data);
+    });
+    c.binding = binding;
+    c.info = await c.s.evaluate(agent.call(agent.install, {
+      id: c.id,
+      cliRloop: CLI_RLOOP,
+      binding,
+      start: o.start,
+      events: o.events,
+      opened: c.opened,
+    }));
+  } catch (e) {
+    await close(c);
+    throw e instanceof AttachError || e instanceof session.TargetGone ? e : new AttachError(`loading rloop into the target failed: ${e.message}`);
+  }
+  return c;
+}
+
+/**
+ * Takes rloop out of the target: this session's listeners and binding, and the monitor if rloop
+ * started it and no other session is attached (a capture running then ends, partial). Once.
+ */
+function leave(c) {
+  c.leaving ??= c.id && !c.s.closed && !c.exiting
+    ? c.s.evaluate(agent.call(agent.detach, { id: c.id }))
+      .then(async (left) => {
+        await c.s.send('Runtime.removeBinding', { name: c.binding });
+        return left;
+      })
+      .catch(() => null) // the target is gone
+    : Promise.resolve(null);
+  return c.leaving;
+}
+
+/** Leaves, and closes the connection; the inspector too if rloop opened it. */
+async function close(c) {
+  const left = await leave(c);
+  if (c.s !== c.main) await c.s.close();
+  // The last of rloop's sessions closes the inspector if one of them opened it (another attach
+  // may still be running); if leaving failed, the one that opened it does.
+  if (!c.main.closed && !c.exiting && (left === null ? c.opened : left.opened)) {
+    if (left?.monitored > 0) {
+      // The app's own monitor runs on: its stack sampler may hold a session at any time.
+      c.log(`left the inspector open (${c.inspector.host}:${c.inspector.port}): closing it while the app's own rloop monitor runs could crash Node`);
+    } else {
+      await c.main.evaluate(agent.call(agent.closeInspector, { afterMs: agent.CLOSE_AFTER_MS })).catch(() => {});
+    }
+  }
+  c.main.close();
+  return left;
+}
+
+module.exports = { open, leave, close, listTargets };

@@ -1,0 +1,136 @@
+'use strict';
+// The attach command's terminal output, pure functions of a report or an event to text:
+// colours only when asked (a TTY without NO_COLOR), plain otherwise.
+
+const { num, ms, pct, size, plural, shortUrl } = require('../../js/report/format');
+const { topFrame } = require('../../js/report/frames');
+const facts = require('../../js/report/facts');
+
+const CODES = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, cyan: 36 };
+const SEVERITY = { critical: 'red', warning: 'yellow', info: 'cyan', ok: 'green' };
+const TOP = 10;
+const BAR = 20;
+
+/** Colour functions: `c.red('x')`, identity when `color` is false. */
+function palette(color) {
+  const c = {};
+  for (const [name, code] of Object.entries(CODES)) c[name] = color ? (s) => `\x1b[${code}m${s}\x1b[0m` : (s) => String(s);
+  return c;
+}
+
+/** Whether `stream` gets colours: a TTY, and NO_COLOR (https://no-color.org) unset or empty. */
+function wantsColor(stream, env = process.env) {
+  return Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== 'dumb';
+}
+
+const where = (f) => (f ? `${f.functionName || '(anonymous)'} ${f.line === null || f.line === undefined ? '(native)' : `${shortUrl(f.url)}:${f.line}`}` : '(no stack)');
+
+function bar(share, width = BAR) {
+  const n = Math.max(0, Math.min(width, Math.round(share * width)));
+  return '█'.repeat(n) + '·'.repeat(width - n);
+}
+
+/** One stall as it happens: '⚠ lag 213 ms  scope route:/a  at spin app.js:12'. */
+function lagLine(e, c) {
+  const frame = topFrame(e.stack) ?? topFrame(e.stackSeen);
+  const seen = e.stack ? '' : e.stackSeen ? ' (seen after it)' : '';
+  return `${c.yellow('⚠ lag')} ${c.bold(ms(e.lagMs))}  scope ${e.scope ?? '(unattributed)'}${e.key ? ` [${e.key}]` : ''}  at ${where(frame)}${seen}`;
+}
+
+/** One slow I/O operation as it ends (or is still pending). */
+function ioLine(e, c) {
+  const what = `${e.type}${e.method ? ` ${e.method}` : ''} ${e.target ?? ''}`.trim();
+  const end = e.state === 'pending' ? 'still pending after' : e.error ? `failed (${e.error}) after` : `${e.status ?? 'done'} in`;
+  return `${c.cyan('⏱ slow I/O')} ${what} ${end} ${c.bold(ms(e.durationMs))}  from ${where(topFrame(e.stack))}${e.scope ? `  scope ${e.scope}` : ''}`;
+}
+
+function heading(c, title) {
+  return `\n${c.bold(title)}`;
+}
+
+function diagnosis(r, c) {
+  const patterns = r.profile?.analysis?.patterns ?? [];
+  const out = [heading(c, 'Diagnosis')];
+  if (patterns.length === 0) out.push('  (no CPU profile)');
+  for (const p of patterns) {
+    out.push(`  ${c[SEVERITY[p.severity] ?? 'cyan'](`[${p.severity}]`)} ${p.message}`);
+    if (p.location) out.push(`    ${c.dim(`at ${where(p.location)}`)}`);
+    if (p.suggestion) out.push(`    ${p.suggestion}`);
+  }
+  return out;
+}
+
+function scopes(r, c) {
+  const e = r.elu;
+  const out = [heading(c, `Busy time by scope (thread ELU ${pct(e.thread.elu)}, ${ms(e.thread.busyMs)} busy)`)];
+  const rows = [...e.scopes.slice(0, TOP), { name: '(unattributed)', ...e.unattributed }];
+  const width = Math.min(40, Math.max(...rows.map((s) => s.name.length)));
+  for (const s of rows) {
+    out.push(`  ${s.name.slice(0, width).padEnd(width)}  ${c.green(bar(s.elu))} ${pct(s.elu).padStart(7)}  ${ms(s.busyMs).padStart(9)}  ${plural(s.calls, 'call')}`);
+  }
+  if (e.scopes.length > TOP) out.push(c.dim(`  … ${plural(e.scopes.length - TOP, 'more scope')}`));
+  return out;
+}
+
+function heavy(r, c) {
+  const a = r.profile?.analysis;
+  if (!a) return [];
+  const busy = facts.busyMs(a);
+  const out = [heading(c, `Heavy functions (self time, of ${ms(busy)} busy in the profile)`)];
+  for (const f of a.heavyFunctions.slice(0, TOP)) {
+    out.push(`  ${ms(f.selfMs).padStart(9)} ${pct((facts.busyPercent(f, busy) ?? 0) / 100).padStart(7)}  ${f.functionName || '(anonymous)'} ${c.dim(f.line === null ? '' : `${shortUrl(f.url)}:${f.line}`)}`);
+  }
+  for (const s of a.callStacks.slice(0, 3)) {
+    const [stack] = s.stacks;
+    if (!stack || stack.frames.length < 2) continue; // no caller to show (GC, idle)
+    out.push(`  ${c.bold(s.functionName || '(anonymous)')} called from (${pct(stack.percent / 100)} of its time):`);
+    for (const f of stack.frames.slice(1, 6)) out.push(`      ${c.dim(where(f))}`);
+  }
+  return out;
+}
+
+function lag(r, c) {
+  const st = facts.stalls(r);
+  if (!st.enabled) return [heading(c, 'Lag'), '  off'];
+  const out = [heading(c, `Lag: ${plural(st.count, 'stall')} of ${ms(st.thresholdMs)} or more${st.count ? `, longest ${ms(st.longestMs)}, p99 ${ms(st.p99Ms)}` : ''}`)];
+  const worst = [...st.events].sort((a, b) => b.lagMs - a.lagMs).slice(0, 5);
+  for (const e of worst) {
+    out.push(`  ${lagLine(e, c)}`);
+    for (const f of (e.stack ?? []).slice(0, 4)) out.push(`      ${c.dim(where(f))}`);
+  }
+  return out;
+}
+
+function io(r, c) {
+  const s = facts.slowIo(r);
+  if (!s.enabled) return [heading(c, 'Slow I/O'), '  off'];
+  const out = [heading(c, `Slow I/O: ${plural(s.events.length + s.dropped, 'operation')} of ${ms(s.thresholdMs)} or more`)];
+  for (const e of [...s.events].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5)) out.push(`  ${ioLine(e, c)}`);
+  for (const a of r.io.aggregates.slice(0, 5)) {
+    out.push(`  ${a.type.padEnd(8)} ${plural(a.count, 'call')}, avg ${ms(a.avgMs)}, max ${ms(a.maxMs)}${a.errors ? `, ${plural(a.errors, 'error')}` : ''}`);
+  }
+  return out;
+}
+
+function memory(r, c) {
+  const h = r.heap;
+  if (!h) return [];
+  const delta = (k) => h.end[k] - h.start[k];
+  const d = delta('heapUsed');
+  const paint = d > 0 ? c.yellow : c.green;
+  return [heading(c, 'Memory'),
+    `  heap used ${size(h.start.heapUsed)} → ${size(h.end.heapUsed)} (${paint(size(d, true))}), rss ${size(h.start.rss)} → ${size(h.end.rss)} (${size(delta('rss'), true)})`,
+    ...(h.snapshot ? [`  heap snapshot ${h.snapshot.path} (${size(h.snapshot.bytes)})`] : [])];
+}
+
+/** The whole terminal report of one capture. */
+function formatReport(r, { color = false } = {}) {
+  const c = palette(color);
+  const m = r.meta;
+  const thread = m.thread === 0 ? 'main thread' : `worker thread ${m.thread}`;
+  const head = `${c.bold('rloop')} PID ${m.pid}, ${thread}, Node ${m.node}: ${ms(m.durationMs)} captured`
+    + (m.partial ? c.red(` — partial (${m.reason})`) : '');
+  return [head, ...diagnosis(r, c), ...scopes(r, c), ...heavy(r, c), ...lag(r, c), ...io(r, c), ...memory(r, c)].join('\n') + '\n';
+}
+
+module.exports = { formatReport, lagLine, ioLine, palette, wantsColor, bar, num };
