@@ -47,7 +47,7 @@ class Monitor extends EventEmitter {
     this.#options = options;
     this.#onStop = onStop;
     const cells = native.ledgerCells(options.maxScopes, options.keySlots);
-    const ledger = new Float64Array(new ArrayBuffer(cells * 8));
+    const ledger = hooks.newLedger(cells);
     this.#native = new native.NativeMonitor(ledger.buffer, {
       ...options,
       threadId,
