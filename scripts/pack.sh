@@ -19,11 +19,12 @@ platforms=("$@")
 ((${#platforms[@]})) || platforms=("${all[@]}")
 
 stale() { [[ ! -f $1 ]] || [[ -n $(find src Cargo.toml Cargo.lock build.rs -newer "$1" -print -quit) ]]; }
+[[ -f binding.js ]] || npm run --silent build >&2 # the loader, shipped in the main package
 for p in "${platforms[@]}"; do
   [[ -n ${triple[$p]:-} ]] || { echo "scripts/pack.sh: unknown platform $p" >&2; exit 2; }
   addon=rloop.$p.node
   if [[ $p == linux-x64-gnu ]]; then
-    if stale "$addon" || [[ ! -f binding.js ]]; then npm run --silent build >&2; fi
+    if stale "$addon"; then npm run --silent build >&2; fi
   elif stale "$addon"; then
     scripts/cross.sh "${triple[$p]}" >/dev/null
   fi

@@ -35,7 +35,7 @@ function missing(target) {
   const rustlib = path.join(run('rustc', ['--print', 'sysroot']).trim(), 'lib', 'rustlib', target.triple);
   if (!fs.existsSync(rustlib)) lacks.push(`Rust's standard library for ${target.triple} (rustup target add ${target.triple})`);
   if (!onPath(target.qemu)) lacks.push(`${target.qemu} (Debian qemu-user-static) to run arm code`);
-  if (!fs.existsSync(path.join(target.sysroot, 'lib', 'libstdc++.so.6'))) lacks.push(`the ${target.gnu} libraries in ${target.sysroot} (Debian gcc-${target.gnu}, libstdc++6-*-cross) that Node links to`);
+  if (!fs.existsSync(path.join(target.sysroot, 'lib', 'libstdc++.so.6'))) lacks.push(`the ${target.gnu} libraries in ${target.sysroot} that Node links to (Debian libstdc++6-*-cross, libatomic1-*-cross)`);
   return lacks;
 }
 
