@@ -24,8 +24,10 @@
 //! (windows diff cumulative values). It reads the total before re-reading `SINCE`, so on x64 a
 //! total that has the last interval comes with that interval's end as start, never counted
 //! twice; on arm the two plain stores may be seen in either order, and a reader between them
-//! may count the last interval twice in one reading (`aggregator::delta` keeps windows from
-//! going negative after it).
+//! may count the last interval twice, unless `snapshot`'s second look sees the new `SINCE` and
+//! reads again (`aggregator::delta` keeps windows from going negative after it). A writer
+//! descheduled between its clock read and its stores starts the new interval in the past,
+//! after readers charged that time to the old slot: the error is that pause, inside one stretch.
 
 use std::sync::atomic::{
     AtomicI32, AtomicU64,
