@@ -15,8 +15,7 @@ const { createHook, executionAsyncResource } = require('node:async_hooks');
 const { performance } = require('node:perf_hooks');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 
-// Ledger layout, shared with src/ledger.rs.
-const RUNNING = 0;
+// Ledger layout, shared with src/ledger.rs. RUNNING is an i32 (the view R), published last.
 const SINCE = 1;
 const WAKE = 2;
 const WANT = 3; // set by the addon after a stall that nothing could take a stack of
@@ -41,8 +40,11 @@ const ROOT = new Context(0, null, null, undefined); // unattributed, under every
 // that straddles stop() cannot throw.
 const IDLE = new Float64Array(HEADER).fill(-1);
 IDLE[WANT] = 0;
+const IDLE_R = runningView(IDLE);
+IDLE_R[0] = -1;
 
 let L = IDLE; // the ledger
+let R = IDLE_R; // its RUNNING cell: the slot charged now, or -1 while idle
 let CALLS = HEADER; // offset of the per-slot callback counters
 let tag = Symbol('rloop.scope'); // new per monitor: tags from an earlier one mean nothing
 let cur = ROOT; // the context new resources inherit
@@ -77,18 +79,40 @@ function isContext(x) {
   return x instanceof Context;
 }
 
+// Stores a reader on another thread must see in program order (src/ledger.rs): x64 keeps it;
+// arm64 and armv7 need the release store of Atomics.
+const ORDERED = process.arch === 'x64';
+
+function runningView(ledger) {
+  return new Int32Array(ledger.buffer, ledger.byteOffset, 1);
+}
+
+/**
+ * A ledger of `cells`, idle until install(): zeroed memory would read as slot 0 running since
+ * time 0, and the watch thread would charge the process's age to the first window.
+ */
+function newLedger(cells) {
+  const ledger = new Float64Array(new ArrayBuffer(cells * 8));
+  runningView(ledger)[0] = -1;
+  return ledger;
+}
+
 function charge(slot) {
   let now = performance.now();
-  const running = L[RUNNING];
+  const running = R[0];
   if (log !== null) logSwitch(now, running);
-  if (running >= 0) L[HEADER + running] += now - L[SINCE];
-  else {
+  if (running >= 0) {
+    const since = L[SINCE];
+    L[SINCE] = now; // before the total: a reader that sees the new total sees where it ends
+    L[HEADER + running] += now - since;
+  } else {
     L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
     if (L[WANT] !== 0 || now >= wakeAt) now = woke(now);
+    L[SINCE] = now;
   }
-  // SINCE before RUNNING: a reader on another thread that sees the new slot sees its start.
-  L[SINCE] = now;
-  L[RUNNING] = slot;
+  // Last: a reader that sees the new slot sees its start and its stretch's wake.
+  if (ORDERED) R[0] = slot;
+  else Atomics.store(R, 0, slot);
 }
 
 /** Logs a switch at `now` from `running` for the profile's timeline: cur is what is charged next. */
@@ -134,7 +158,7 @@ function before(asyncId) {
   cur = ctx;
   const slot = ctx.slot;
   L[CALLS + slot]++;
-  if (L[RUNNING] !== slot) charge(slot);
+  if (R[0] !== slot) charge(slot);
 }
 
 function after() {
@@ -146,7 +170,7 @@ function after() {
   }
   cur = stack[depth];
   stack[depth] = undefined;
-  if (L[RUNNING] !== cur.slot) charge(cur.slot);
+  if (R[0] !== cur.slot) charge(cur.slot);
 }
 
 // rloop's own work, out of line, as the loop wakes: unattributed, and run in a callback rather
@@ -205,20 +229,22 @@ const hook = createHook({ init, before, after });
  */
 function install(ledger, slots, want) {
   L = ledger;
+  R = runningView(ledger);
   onWant = want ?? null;
   CALLS = HEADER + slots;
   tag = Symbol('rloop.scope');
   epoch++;
   cur = ROOT;
   depth = 0;
-  L[RUNNING] = 0; // the code running now (the caller of start()) is unattributed busy time
   L[SINCE] = L[WAKE] = performance.now();
+  Atomics.store(R, 0, 0); // the code running now (the caller of start()) is unattributed busy time
   hook.enable();
 }
 
 function uninstall() {
   hook.disable();
   L = IDLE;
+  R = IDLE_R;
   onWant = null;
   atWake(null);
   CALLS = HEADER;
@@ -266,7 +292,7 @@ function enter(ctx) {
   const prev = cur;
   cur = ctx;
   L[CALLS + ctx.slot]++;
-  if (L[RUNNING] !== ctx.slot) charge(ctx.slot);
+  if (R[0] !== ctx.slot) charge(ctx.slot);
   return prev;
 }
 
@@ -276,7 +302,7 @@ function enter(ctx) {
  */
 function restore(ctx) {
   cur = ctx.epoch === epoch ? ctx : ROOT;
-  if (L[RUNNING] !== cur.slot) charge(cur.slot);
+  if (R[0] !== cur.slot) charge(cur.slot);
 }
 
 /**
@@ -288,7 +314,7 @@ function recordTimeline() {
   log ??= new Timeline();
   recorders++;
   const from = log.length;
-  const running = L[RUNNING];
+  const running = R[0];
   log.add(performance.now(), running < 0 ? IDLE_MARK : running === cur.slot ? scopeSlot(cur) : running);
   const mine = log;
   let done = false;
@@ -303,7 +329,7 @@ function recordTimeline() {
 
 /** The slot being charged now, or -1 while idle. */
 function running() {
-  return L[RUNNING];
+  return R[0];
 }
 
 /** The scope and key code running now is charged to: `{ scope, key }`, null outside any. */
@@ -312,5 +338,5 @@ function current() {
 }
 
 module.exports = {
-  ROOT, context, isContext, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline, scopeTimers, retag,
+  ROOT, context, isContext, newLedger, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline, scopeTimers, retag,
 };

@@ -63,7 +63,7 @@ class Monitor extends EventEmitter {
     // First: a port that cannot be listened on fails start() before anything is installed.
     if (options.metrics) this.#metrics = endpoint.serve(options.metrics);
     const cells = native.ledgerCells(options.maxScopes, options.keySlots);
-    const ledger = new Float64Array(new ArrayBuffer(cells * 8));
+    const ledger = hooks.newLedger(cells);
     this.#native = new native.NativeMonitor(ledger.buffer, {
       ...options,
       threadId,

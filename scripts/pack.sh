@@ -1,23 +1,58 @@
 #!/usr/bin/env bash
-# Packs rloop and its platform package rloop-linux-x64-gnu into OUT_DIR and prints the two
-# tarball paths, main first. Builds the addon first when it is missing or older than its sources.
+# Packs rloop and its platform packages into OUT_DIR and prints the tarball paths, main first,
+# then one per platform in the order asked (default: every target of package.json's napi
+# config). Builds an addon first when it is missing or older than its sources: the host's with
+# `napi build`, the others with scripts/cross.sh.
+#   scripts/pack.sh OUT_DIR [PLATFORM...]     e.g. scripts/pack.sh out linux-x64-gnu
 set -euo pipefail
 
-out_arg=${1:?usage: scripts/pack.sh OUT_DIR}
+out_arg=${1:?usage: scripts/pack.sh OUT_DIR [PLATFORM...]}
+shift
 mkdir -p "$out_arg"
 out=$(cd "$out_arg" && pwd)
 cd "$(dirname "$0")/.."
 
-addon=rloop.linux-x64-gnu.node
-if [[ ! -f $addon || ! -f binding.js ]] || [[ -n $(find src Cargo.toml Cargo.lock build.rs -newer "$addon" -print -quit) ]]; then
-  npm run --silent build >&2
-fi
+declare -A triple=([linux-x64-gnu]=x86_64-unknown-linux-gnu [linux-arm64-gnu]=aarch64-unknown-linux-gnu
+  [linux-arm-gnueabihf]=armv7-unknown-linux-gnueabihf)
+all=(linux-x64-gnu linux-arm64-gnu linux-arm-gnueabihf) # package.json's napi targets, by platform name
+platforms=("$@")
+((${#platforms[@]})) || platforms=("${all[@]}")
 
-# The napi-rs way: npm/<platform>/package.json from package.json's napi config, then
-# `napi artifacts` copies each built .node from ./artifacts into its platform package.
+stale() { [[ ! -f $1 ]] || [[ -n $(find src Cargo.toml Cargo.lock build.rs -newer "$1" -print -quit) ]]; }
+[[ -f binding.js ]] || npm run --silent build >&2 # the loader, shipped in the main package
+for p in "${platforms[@]}"; do
+  [[ -n ${triple[$p]:-} ]] || { echo "scripts/pack.sh: unknown platform $p" >&2; exit 2; }
+  addon=rloop.$p.node
+  if [[ $p == linux-x64-gnu ]]; then
+    if stale "$addon"; then npm run --silent build >&2; fi
+  elif stale "$addon"; then
+    scripts/cross.sh "${triple[$p]}" >/dev/null
+  fi
+done
+
+# The napi-rs way: npm/<platform>/package.json from package.json's napi config, each built
+# .node beside it (`napi artifacts` would want every target's, and moves them).
 npx --no-install napi create-npm-dirs >&2
-rm -rf artifacts && mkdir artifacts && cp "$addon" artifacts/
-npm run --silent artifacts >&2
+for p in "${platforms[@]}"; do cp "rloop.$p.node" "npm/$p/"; done
 
-npm pack --silent --pack-destination "$out" | sed "s|^|$out/|"
-(cd npm/linux-x64-gnu && npm pack --silent --pack-destination "$out") | sed "s|^|$out/|"
+# The main package lists every platform package as an optional dependency; the repo's
+# package.json lists only the host's (a workspace): npm refuses a workspace of another cpu, and
+# `npm ci` one missing from the lock. So the main package is packed from a staging copy.
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+npm pack --dry-run --json | node -e '
+  const fs = require("node:fs"), path = require("node:path");
+  const [stage, ...platforms] = process.argv.slice(1);
+  for (const { path: f } of JSON.parse(fs.readFileSync(0, "utf8"))[0].files) {
+    fs.mkdirSync(path.join(stage, path.dirname(f)), { recursive: true });
+    fs.copyFileSync(f, path.join(stage, f));
+  }
+  const pkg = JSON.parse(fs.readFileSync("package.json", "utf8"));
+  delete pkg.workspaces;
+  pkg.optionalDependencies = Object.fromEntries(platforms.map((p) => [require(`./npm/${p}/package.json`).name, pkg.version]));
+  fs.writeFileSync(path.join(stage, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
+' "$stage" "${all[@]}"
+(cd "$stage" && npm pack --silent --pack-destination "$out") | sed "s|^|$out/|"
+for p in "${platforms[@]}"; do
+  (cd "npm/$p" && npm pack --silent --pack-destination "$out") | sed "s|^|$out/|"
+done

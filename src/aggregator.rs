@@ -188,6 +188,7 @@ impl Aggregator {
     pub fn close_begin(&mut self, ledger: &Ledger, now: f64) -> Pending {
         let retired = std::mem::take(&mut self.retired);
         let (pending, readings) = self.scan(ledger, now, retired);
+        let now = pending.end; // later than asked when a switch came after it (Ledger::snapshot)
         let mut charged = Vec::new();
         for (slot, r) in readings {
             if r != self.base.get(slot) {
@@ -273,10 +274,8 @@ impl Aggregator {
 
     /// Reads the slots that can have changed; `retired`: what rebound keys left this window.
     fn scan(&self, ledger: &Ledger, now: f64, retired: Retired) -> (Pending, Vec<(usize, Reading)>) {
-        let running = ledger.running();
         let key_base = self.cfg.key_base();
-        let slots = self.active.to_read(self.names.len(), self.key_owner.len(), running.map(|r| r.0));
-        let readings: Vec<(usize, Reading)> = slots.into_iter().map(|s| (s, ledger.read(s, running, now))).collect();
+        let (now, readings) = ledger.snapshot(now, |running| self.active.to_read(self.names.len(), self.key_owner.len(), running));
 
         // By scope index, only the scopes charged: their number, not maxScopes, sets the cost.
         let mut per_scope: HashMap<usize, Reading> = HashMap::new();

@@ -427,7 +427,7 @@ mod tests {
         })));
         register(shared.clone());
         let recording = shared.record(None);
-        mem.set(crate::ledger::RUNNING, -1.0);
+        mem.set_running(-1);
         let start = clock.now();
         mem.switch_to(x, start);
         std::thread::sleep(Duration::from_millis(80));

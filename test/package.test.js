@@ -2,6 +2,7 @@
 // The published shape: `npm pack` tarballs of rloop and rloop-linux-x64-gnu install in a clean folder
 // with no Rust toolchain on PATH, and the addon loads from the platform package and attributes on
 // the Node line running the tests (`npm test` runs them on each supported line: scripts/test-lines.js).
+// The arm platform packages are tested on arm Node under qemu: scripts/test-arm.js.
 
 const { describe, before, after, test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -56,7 +57,7 @@ describe('npm package', () => {
 
   before(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-package-'));
-    [mainTgz, platformTgz] = run(path.join(root, 'scripts', 'pack.sh'), [path.join(tmp, 'tgz')]).trim().split('\n');
+    [mainTgz, platformTgz] = run(path.join(root, 'scripts', 'pack.sh'), [path.join(tmp, 'tgz'), 'linux-x64-gnu']).trim().split('\n');
     project = path.join(tmp, 'project');
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, 'package.json'), '{ "name": "clean", "private": true }\n');
@@ -79,7 +80,8 @@ describe('npm package', () => {
     const missing = expected.filter((f) => !files.includes(f));
     assert.deepEqual(missing, [], `missing from the main tarball: ${missing.join(', ')}`);
     assert.deepEqual(files.filter((f) => f.endsWith('.node')), []);
-    assert.deepEqual(tarJson(mainTgz, 'package.json').optionalDependencies, { [PLATFORM]: version });
+    const platforms = ['rloop-linux-x64-gnu', 'rloop-linux-arm64-gnu', 'rloop-linux-arm-gnueabihf'];
+    assert.deepEqual(tarJson(mainTgz, 'package.json').optionalDependencies, Object.fromEntries(platforms.map((p) => [p, version])));
   });
 
   test('the platform tarball has the addon and is limited to linux x64 glibc', () => {

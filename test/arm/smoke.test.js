@@ -1,0 +1,89 @@
+'use strict';
+// The installed package on another CPU (scripts/test-arm.js runs this file under qemu-user with
+// a real arm Node, in a clean project where `rloop` comes from the npm tarballs): it loads its
+// platform package's addon, attributes, reports a stall with the blocker's stack, and captures a
+// report. Run in this repo, `rloop` is the package itself and the addon the local build.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const rloop = require('rloop');
+
+const spin = (ms) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test(`loads the addon for ${process.arch} on Node ${process.versions.node}`, () => {
+  const addons = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
+  assert.equal(addons.length, 1, addons.join(', '));
+  // RLOOP_ADDON: the file the installed package must load (its platform package's).
+  const want = process.env.RLOOP_ADDON;
+  if (want) assert.equal(addons[0], path.resolve(want));
+  else assert.match(path.basename(addons[0]), /^rloop\..+\.node$/);
+});
+
+test('attributes busy time to scopes, synchronous and through a timer', async () => {
+  const mon = rloop.start({ windowMs: 100 });
+  try {
+    rloop.scope('x', () => spin(60));
+    rloop.scope('later', () => setTimeout(() => spin(40), 1));
+    await sleep(400);
+    const busy = (name) => mon.totals().scopes.find((s) => s.name === name)?.busyMs ?? 0;
+    assert.ok(busy('x') >= 55, JSON.stringify(mon.totals()));
+    assert.ok(busy('later') >= 35, JSON.stringify(mon.totals()));
+  } finally {
+    mon.stop();
+  }
+});
+
+function blockOnArm(ms) {
+  spin(ms);
+}
+
+test('a stall is reported with its scope and the blocker on its stack', async () => {
+  const mon = rloop.start({ lagThreshold: 60 });
+  const alive = setInterval(() => {}, 1000); // the 'lag' delivery keeps no loop alive
+  try {
+    // The stack sampler starts at the first stall (js/stacks.js): later ones have stacks.
+    for (let i = 0; ; i++) {
+      const lag = new Promise((resolve) => mon.once('lag', resolve));
+      setTimeout(() => rloop.scope('blocker', () => blockOnArm(200)), 1);
+      const e = await lag;
+      if (e.stack || i === 20) {
+        assert.ok(e.stack, `no stack in 20 stalls: ${JSON.stringify(e)}`);
+        assert.equal(e.scope, 'blocker');
+        assert.ok(e.lagMs >= 195, JSON.stringify(e));
+        assert.ok(e.stack.some((f) => f.functionName === 'blockOnArm'), JSON.stringify(e.stack));
+        return;
+      }
+      await sleep(50);
+    }
+  } finally {
+    clearInterval(alive);
+    mon.stop();
+  }
+});
+
+test('a capture gives a report with the scopes, the stall and an HTML page', async () => {
+  const mon = rloop.start({ windowMs: 100, lagThreshold: 60 });
+  const alive = setInterval(() => {}, 1000); // nor does the capture's timer
+  try {
+    const pending = mon.capture({ durationMs: 700, heapStats: false });
+    await sleep(50);
+    rloop.scope('work', () => setTimeout(() => spin(150), 1));
+    const report = await pending;
+    assert.equal(report.schema, 'rloop-report/1');
+    assert.equal(report.meta.arch, process.arch);
+    const work = report.elu.scopes.find((s) => s.name === 'work');
+    assert.ok(work && work.busyMs >= 140, JSON.stringify(report.elu.scopes));
+    assert.ok(report.lag.events.some((e) => e.scope === 'work' && e.lagMs >= 140), JSON.stringify(report.lag.events));
+    const html = rloop.renderHtml(report);
+    assert.match(html, /^<!doctype html>/i);
+    assert.ok(html.includes('work'));
+  } finally {
+    clearInterval(alive);
+    mon.stop();
+  }
+});
