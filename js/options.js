@@ -13,9 +13,8 @@ const START_DEFAULTS = Object.freeze({
   lagThreshold: 50, // ms of busy loop without a poll that make a stall
   io: true, // track async I/O and emit 'slowIO'
   ioThreshold: 500, // ms an I/O operation takes to be slow
-    if (name === 'metrics') out[name] = value == null ? null : require('./metrics/options').metricsOptions(value);
-    else if (value === undefined) out[name] = name === 'autoScopes' ? autoScopes(fallback) : fallback;
-    else if (name === 'autoScopes') out[name] = autoScopes(value);
+  metrics: null, // { port, host, path, topScopes }: serve a Prometheus endpoint (js/metrics/options.js); null: none
+  autoScopes: false, // scopes for code that has none: incoming HTTP by route, timers by creation site (js/auto/)
 });
 
 const START_LIMITS = Object.freeze({
