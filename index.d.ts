@@ -361,7 +361,8 @@ export interface Comparison {
   lag: { baseStalls: number; headStalls: number; baseMaxMs: number; headMaxMs: number };
 }
 
-export function current(): { scope: string | null; key: string | null };
+/** `automatic`: the scope was given by automatic scopes (README: Automatic scopes), not the app. */
+export function current(): { scope: string | null; key: string | null; automatic: boolean };
 export function heapStats(): HeapStats;
 /** Rejects, never throws. */
 export function captureHeapSnapshot(path: string, options?: { onProgress?: (p: { done: number; total: number }) => void }): Promise<string>;

@@ -31,6 +31,7 @@ class Context {
     this.name = name;
     this.key = key;
     this.epoch = epoch;
+    this.automatic = false; // a scope an automatic-scope adapter gave (js/auto/): any scope of the app's wins
   }
 }
 
@@ -334,7 +335,7 @@ function running() {
 
 /** The scope and key code running now is charged to: `{ scope, key }`, null outside any. */
 function current() {
-  return { scope: cur.name, key: cur.key ?? null };
+  return { scope: cur.name, key: cur.key ?? null, automatic: (cur.scope ?? cur).automatic };
 }
 
 module.exports = {

@@ -289,13 +289,14 @@ class Monitor extends EventEmitter {
   }
 
   /** The context charged for `name` (and `key`), registering what is new. */
-  context(name, key) {
+  context(name, key, automatic = false) {
     let scope = this.#scopes.get(name) ?? this.#overflowed.get(name);
     if (scope === undefined) {
       // Names are never unregistered: once full, the addon would only count the call.
       const slot = this.#full ? OTHER : this.#native.addScope(name);
       if (this.#full) this.#unasked++;
       scope = hooks.context(slot, null, name, undefined);
+      scope.automatic = automatic;
       if (slot !== OTHER) this.#scopes.set(name, scope);
       else {
         this.#full = true;

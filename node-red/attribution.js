@@ -33,7 +33,9 @@ class Attribution {
       if (event[PREV] !== undefined) rloop.restore(event[PREV]);
     });
     RED.hooks.add('onSend.rloop', (events) => {
-      if (rloop.current().scope === null) this.#enter(events[0].source.id, events[0].msg._msgid);
+      // A node's own scope wins over an automatic one (an 'http in' node runs in its route's).
+      const { scope, automatic } = rloop.current();
+      if (scope === null || automatic) this.#enter(events[0].source.id, events[0].msg._msgid);
     });
   }
 

@@ -145,6 +145,23 @@ for (const rt of RUNTIMES) {
       });
     }
 
+    // Zero-code turns automatic scopes on: an `http in` node's send then runs in its route's scope,
+    // which the node's own scope must override (the innermost, the app's, wins).
+    test('with automatic HTTP scopes on, an http in node is still charged its messages', { timeout: 90_000 }, async () => {
+      const { flows } = attributionFlows();
+      await withNodeRed({ node, nodeRed, flows, settings: { rloop: { windowMs: 250, autoScopes: { http: true } } } }, async (http) => {
+        await windows(http, 1, flowing);
+        const { body: before } = await http('GET', '/rloop/history');
+        const from = before.windows.at(-1).end;
+        const SENT = 12;
+        for (let i = 0; i < SENT; i++) assert.equal((await http('GET', '/api/work')).status, 200);
+        await sleep(600); // two windows close after the last request
+        const { body } = await http('GET', '/rloop/history');
+        const served = body.windows.filter((w) => w.start >= from).reduce((s, w) => s + (w.nodes.hin?.messages ?? 0), 0);
+        assert.ok(served >= SENT - 1 && served <= SENT, `http in: ${served} messages for ${SENT} requests`);
+      });
+    });
+
     test('the switch, a capture with Node-RED metadata, and live reads', { timeout: 90_000 }, async () => {
       const { flows } = attributionFlows();
       await withNodeRed({ node, nodeRed, flows, settings: { rloop: { windowMs: 250, keyed: 1 } } }, async (http) => {

@@ -63,7 +63,7 @@ function start(monitor) {
   }
 
   function charge(request, socket, name, key) {
-    const ctx = monitor.context(name, key);
+    const ctx = monitor.context(name, key, true);
     hooks.enter(ctx); // the rest of this callback, and all it starts
     const r = requests.get(request);
     const handle = socket?._handle;

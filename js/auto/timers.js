@@ -94,7 +94,7 @@ function start(monitor) {
         overflowed++;
         return hooks.ROOT;
       }
-      ctx = monitor.context(`${kind} at ${shown(site.getFileName(), cwd)}:${site.getLineNumber()}`.slice(0, 256));
+      ctx = monitor.context(`${kind} at ${shown(site.getFileName(), cwd)}:${site.getLineNumber()}`.slice(0, 256), undefined, true);
       sites.set(id, ctx);
     }
     return ctx;
