@@ -237,6 +237,8 @@ export interface LagEvent {
   atStart: boolean;
   /** In a report the addon finished itself (meta.incomplete): the stall was still going on; lagMs so far. */
   ongoing?: boolean;
+  /** ms of the stall that were rloop starting the capture's CPU profile (unattributed, not the app's). */
+  rloopMs?: number;
 }
 
 export interface SlowIoEvent {

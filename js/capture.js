@@ -103,6 +103,18 @@ function expand(path, n, at) {
 
 let captures = 0; // numbers this thread's captures for `{n}`
 
+/**
+ * Says how much of each stall was rloop starting the CPU profile: V8 walks all code for it,
+ * synchronously, 50–250 ms in a large app. The time is unattributed (js/monitor.js), not the app's.
+ */
+function markOwnWork(events, span) {
+  if (span === null) return;
+  for (const e of events) {
+    const ms = Math.min(e.at + e.lagMs, span.at + span.ms) - Math.max(e.at, span.at);
+    if (ms > 0) e.rloopMs = Math.round(ms * 10) / 10;
+  }
+}
+
 class Capture {
   #monitor; // the Monitor: events
   #inner; // the monitor's internals: totals(), timeline, io aggregates
@@ -116,6 +128,7 @@ class Capture {
   #heapStart;
   #timeline;
   #profile = null; // the running profile, once started
+  #profileStart = null; // { at, ms }: when starting the profile held the loop (epoch ms), and how long
   #takeTimeline = null; // ends the profile's scope timeline and gives it
   #unguard;
   #collecting = true;
@@ -154,7 +167,10 @@ class Capture {
     // Before the profile: its first sample has a scope.
     this.#takeTimeline = this.#inner.recordTimeline();
     try {
-      this.#profile = await profiler.start(this.#o.profile);
+      const at = performance.timeOrigin + performance.now();
+      const starting = profiler.start(this.#o.profile); // synchronous work, up to its answer
+      this.#profileStart = { at, ms: performance.timeOrigin + performance.now() - at };
+      this.#profile = await starting;
     } catch (e) {
       this.#takeTimeline();
       this.#takeTimeline = null;
@@ -230,6 +246,7 @@ class Capture {
     const partial = reason !== null;
     const o = this.#o;
     const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };
+    markOwnWork(recorded.lag.events, this.#profileStart);
     const studied = profile ? this.#study(profile, recorded.lag) : null;
     return buildReport({
       meta: this.#meta(end, partial, reason),

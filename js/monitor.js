@@ -132,7 +132,8 @@ class Monitor extends EventEmitter {
 
   #capture(o) {
     if (this.stopped) throw new Error('rloop: monitor is stopped');
-    const c = new Capture(this, this.#inner(), o);
+    // Starting a capture (a profile's start holds the loop) is rloop's work, not the caller's scope's.
+    const c = unattributed(() => new Capture(this, this.#inner(), o));
     this.#captures.add(c);
     this.#auto.captures(1);
     // Finishing (the profile's analysis, the report) is rloop's own work: unattributed, whatever

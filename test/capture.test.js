@@ -368,3 +368,27 @@ test("finishing a capture (the profile's analysis, the report) is charged to no 
   assert.ok((await done).profile.analysis.heavyFunctions.length > 0);
   assert.ok(after - asked < 10, `'asker' charged ${(after - asked).toFixed(1)} ms after asking`);
 });
+
+test("starting a capture's CPU profile (V8 walks all code, synchronously) is rloop's own work: unattributed, and the stall says so", async () => {
+  // Code enough that the profile's start holds the loop past the lag threshold.
+  const many = path.join(tmp, 'many-functions.js');
+  fs.writeFileSync(many, Array.from({ length: 20_000 }, (_, i) => `exports.f${i} = function f${i}(x) { return x + ${i}; };`).join('\n'));
+  require(many);
+  const mon = rloop.start({ io: false, lagThreshold: 10 });
+  const keep = setInterval(() => {}, 20);
+  try {
+    const report = await rloop.scope('asker', () => mon.capture({ durationMs: 300, profile: true, heapStats: false }));
+    assertValidReport(report);
+    const own = report.lag.events.filter((e) => e.rloopMs > 0);
+    assert.equal(own.length, 1, JSON.stringify(report.lag.events));
+    assert.equal(own[0].scope, null, 'not the scope that asked for the capture');
+    assert.ok(own[0].rloopMs <= own[0].lagMs, JSON.stringify(own[0]));
+    const asker = report.elu.scopes.find((s) => s.name === 'asker')?.busyMs ?? 0;
+    assert.ok(asker < own[0].rloopMs, `'asker' charged ${asker} ms, the profile's start took ${own[0].rloopMs} ms`);
+    const html = require('../js/report/html').renderHtml(report);
+    assert.match(html, /of it rloop starting the CPU profile/);
+  } finally {
+    clearInterval(keep);
+    mon.stop();
+  }
+});

@@ -34,6 +34,7 @@ function timeline(ctx, events, thresholdMs) {
         `${ms(e.lagMs)} stall at ${offset((e.at - ctx.start) / 1000)} (${clock(e.at)})`,
         `scope: ${ctx.scopeText(e.scope)}${e.key === null || e.key === undefined ? '' : `, key ${e.key}`}`,
         ...(e.native ? [`in native ${e.native} work`] : []),
+        ...(e.rloopMs > 0 ? [`${ms(e.rloopMs)} of it rloop starting the CPU profile`] : []),
         ...(e.stackFrom === 'profile' && stack.length > 0 ? [FROM_PROFILE] : []),
         ...(stack.length > 0 ? stack.slice(0, TIP_FRAMES).map((f) => `  ${frameText(f)}`) : [noStack(e)]),
       ];
@@ -49,6 +50,11 @@ function timeline(ctx, events, thresholdMs) {
 function noStack(e) {
   if (e.stackNote) return `no stack of the blocker: ${e.stackNote}`;
   return e.atStart ? 'no stack: it began before rloop started' : 'no stack: the stall ended before one was taken';
+}
+
+/** The part of a stall that was rloop's own work, as a muted line. */
+function ownWork(e) {
+  return e.rloopMs > 0 ? `<br><span class="muted">${ms(e.rloopMs)} of it rloop starting the CPU profile</span>` : '';
 }
 
 /** Who ran inside a stall, as text: "a 200 ms, b 50 ms". */
@@ -93,7 +99,7 @@ function worst(ctx, events) {
     columns: [{ label: 'At', num: true }, { label: 'Lag', num: true }, { label: 'Scope' }, { label: 'Key' }, { label: 'Stack' }],
     rows: top.map((e) => [
       [offset((e.at - ctx.start) / 1000) + (e.atStart ? ' <span class="muted">(start-up)</span>' : ''), e.at],
-      [ms(e.lagMs) + (e.ongoing ? ' <span class="muted">(still going on)</span>' : ''), e.lagMs],
+      [ms(e.lagMs) + (e.ongoing ? ' <span class="muted">(still going on)</span>' : '') + ownWork(e), e.lagMs],
       ctx.scope(e.scope) + (inside(ctx, e) ? `<br><span class="muted">inside: ${esc(inside(ctx, e))}</span>` : ''),
       e.key === null || e.key === undefined ? '' : text(e.key, 80),
       (e.native ? `<span class="muted">native ${esc(e.native)} work</span><br>` : '') + stackCell(e),
