@@ -11,7 +11,7 @@ use std::os::fd::FromRawFd;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -21,8 +21,10 @@ pub type Finisher = Arc<dyn Fn(&'static str, Box<dyn FnOnce() + Send>) + Send + 
 pub const SIGNALS: [(c_int, &str); 2] = [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")];
 /// How long JS may take to write the reports before the signal takes effect anyway.
 const FINISH_WITHIN: Duration = Duration::from_millis(1000);
-/// A main loop busy this long is blocked: the signal takes effect at once, as without rloop.
-const BLOCKED_MS: f64 = 50.0;
+/// A main loop busy all this time since the signal is blocked: the addon writes the reports.
+const BLOCKED: Duration = Duration::from_millis(50);
+/// How often the signal thread looks whether JS finished or the loop is blocked.
+const LOOK_EVERY: Duration = Duration::from_millis(5);
 /// How often our thread checks that an app listener removed since has not left SIG_DFL behind.
 const REARM_EVERY: Duration = Duration::from_millis(250);
 
@@ -154,22 +156,34 @@ fn take_effect(sig: c_int) {
     let Some((finisher, previous)) = ARMED.lock().as_ref().map(|a| (a.finisher.clone(), a.previous.iter().find(|(s, _)| *s == sig).map(|(_, old)| *old))) else {
         return;
     };
-    let blocked = crate::registry::main_blocked_for(BLOCKED_MS);
-    if !blocked {
-        let finished = Arc::new((Mutex::new(false), Condvar::new()));
-        let f = finished.clone();
-        finisher(
-            name,
-            Box::new(move || {
-                *f.0.lock() = true;
-                f.1.notify_all();
-            }),
-        );
-        let mut done = finished.0.lock();
-        if !*done {
-            finished.1.wait_for(&mut done, FINISH_WITHIN);
+    let finished = Arc::new((Mutex::new(false), Condvar::new()));
+    let f = finished.clone();
+    finisher(
+        name,
+        Box::new(move || {
+            *f.0.lock() = true;
+            f.1.notify_all();
+        }),
+    );
+    // JS finishes once the main loop comes round to the finisher's call. A loop busy all the time
+    // since the signal, from BLOCKED on, is blocked: the addon writes instead, and the signal takes
+    // effect soon, as without rloop. (Busy when the signal came is not blocked: the app may have
+    // raised it itself, from a callback about to return.)
+    let since = Instant::now();
+    let mut blocked = false;
+    let mut done = finished.0.lock();
+    while !*done {
+        let waited = since.elapsed();
+        if waited >= FINISH_WITHIN {
+            break;
         }
+        if waited >= BLOCKED && crate::registry::main_blocked_for(waited.as_secs_f64() * 1000.0) {
+            blocked = true;
+            break;
+        }
+        finished.1.wait_for(&mut done, LOOK_EVERY);
     }
+    drop(done);
     // What JS did not finish — every capture of a blocked main thread, and those of workers,
     // whose JS no signal reaches — the addon finishes from what it recorded.
     let why = if blocked { format!("signal {name} while the loop was blocked") } else { format!("signal {name} before this thread's JS finished the report") };
