@@ -19,8 +19,9 @@ use parking_lot::{Condvar, Mutex};
 pub type Finisher = Arc<dyn Fn(&'static str, Box<dyn FnOnce() + Send>) + Send + Sync>;
 
 pub const SIGNALS: [(c_int, &str); 2] = [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")];
-/// How long JS may take to write the reports before the signal takes effect anyway.
-const FINISH_WITHIN: Duration = Duration::from_millis(1000);
+/// How long a responsive loop may take to write the reports (a profile's analysis on a loaded
+/// machine can take a second) before the signal takes effect anyway.
+const FINISH_WITHIN: Duration = Duration::from_millis(3000);
 /// A main loop busy all this time since the signal is blocked: the addon writes the reports.
 const BLOCKED: Duration = Duration::from_millis(50);
 /// How often the signal thread looks whether JS finished or the loop is blocked.
