@@ -349,14 +349,18 @@ test("a profile's scope timeline keeps its changes in time order and says when i
   assert.deepStrictEqual(t.entries(t.length - 1)[0][1], FULL, 'the last kept change says: nothing known from here');
 });
 
-test("finishing a capture (the profile's analysis, the report) is charged to no scope, not to the one that asked for it", async () => {
+test("starting and finishing a capture (the profiler's start, its analysis, the report) are charged to no scope, not to the one that asked for it", async () => {
   const mon = rloop.start({ io: false, lag: false });
   let asked;
+  let starting;
   const done = rloop.scope('asker', () => {
+    const t0 = performance.now();
     const p = mon.capture({ durationMs: 300, profile: true, heapStats: false });
-    asked = mon.totals().scopes.find((s) => s.name === 'asker').busyMs;
+    starting = performance.now() - t0; // the profiler's start: ms
+    asked = mon.totals().scopes.find((s) => s.name === 'asker')?.busyMs ?? 0;
     return p;
   });
+  assert.ok(asked < 1 + starting / 4, `'asker' charged ${asked.toFixed(2)} ms of a capture start of ${starting.toFixed(2)} ms`);
   let resolved = false;
   done.then(() => { resolved = true; }); // a callback of 'asker', of a few µs
   // Read from outside the scope, once the report is there.
