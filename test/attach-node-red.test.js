@@ -4,6 +4,7 @@
 // attaching turns per-node attribution on through Node-RED's message hooks, each Function node's
 // scope in the report is within ±3 points of the work measured inside the flow
 // (test/fixtures/node-red-flows.js), and leaving takes the hooks out again (asked from inside).
+// Where the plugin runs, its attribution is used and its hooks stay.
 
 const { describe, test, before } = require('node:test');
 const assert = require('node:assert/strict');
@@ -74,6 +75,20 @@ for (const rt of RUNTIMES) {
       assert.deepEqual(stateAfter.hooks, []);
       assert.deepEqual(stateAfter, stateBefore);
       assert.doesNotMatch(nr.stderr(), /rloop/, 'no warning from rloop in Node-RED');
+    });
+
+    test("where the plugin runs, attach uses its attribution and leaves its hooks on", { timeout: 120_000 }, async (t) => {
+      const { flows } = attributionFlows();
+      const nr = await spawnNodeRed(rt.node, { nodeRed, flows }, ['--inspect-port=0', '--no-warnings']);
+      t.after(() => nr.stop());
+      const get = async (url) => (await fetch(`http://127.0.0.1:${nr.port}${url}`)).json();
+      for (let i = 0; i < 60 && !((await get('/fixture/spent')).fa?.length > 10); i++) await sleep(250);
+      const r = await rloop(['attach', nr.pid, '-d', 1, '--no-profile']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /Node-RED [45]\.\d+\.\d+(-git)?: per-node attribution on: the rloop plugin's/);
+      assert.match(r.stdout, /^ {2}node:fa +[█·]+/m, "the plugin's scopes in the report");
+      assert.deepEqual((await get('/fixture/state')).hooks, ['onSend', 'onReceive', 'postReceive'], "the plugin's hooks stay");
+      assert.equal((await get('/rloop/elu')).enabled, true);
     });
   });
 }
