@@ -132,12 +132,12 @@ class Monitor extends EventEmitter {
 
   #capture(o) {
     if (this.stopped) throw new Error('rloop: monitor is stopped');
-    // Starting a capture (a profile's start holds the loop) is rloop's work, not the caller's scope's.
+    // Starting (the profiler's start) and finishing (the profile's analysis, the report) are
+    // rloop's own work: unattributed, whatever scope the code asking for the capture runs in (an
+    // inspector's request runs inside whatever JS is running when it comes).
     const c = unattributed(() => new Capture(this, this.#inner(), o));
     this.#captures.add(c);
     this.#auto.captures(1);
-    // Finishing (the profile's analysis, the report) is rloop's own work: unattributed, whatever
-    // scope the code asking for the capture runs in (through an inspector, a stale one).
     const timer = o.durationMs === Infinity ? undefined : unattributed(() => setTimeout(() => c.finish(), o.durationMs).unref());
     return c.result.finally(() => {
       clearTimeout(timer);

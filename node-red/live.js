@@ -42,6 +42,18 @@ class Live {
   }
 
   /**
+   * A capture on the monitor (`options` as capture()'s) with the nodes it names and the messages
+   * each received in it: `report.nodered` (docs/report-schema.md).
+   */
+  async capture(options) {
+    const before = this.#attribution.totals();
+    const report = await this.#mon.capture(options);
+    const messages = new Map([...this.#attribution.totals()].map(([id, n]) => [id, n - (before.get(id) ?? 0)]));
+    report.nodered = { nodes: this.nodes(report.elu.scopes, messages) };
+    return report;
+  }
+
+  /**
    * Name, type, flow (tab label) and messages (from `messages`, node id -> count) of the nodes
    * among `scopes`: a report's `nodered.nodes`.
    */

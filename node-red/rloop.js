@@ -103,12 +103,7 @@ class Plugin {
    * messages each received in it; with a CPU profile when `profile` (default: the setting).
    */
   async capture(durationMs, profile = this.#profile) {
-    const { mon, live, attribution } = this.#on;
-    const before = attribution.totals();
-    const report = await mon.capture({ durationMs, profile });
-    const messages = new Map([...attribution.totals()].map(([id, n]) => [id, n - (before.get(id) ?? 0)]));
-    report.nodered = { nodes: live.nodes(report.elu.scopes, messages) };
-    return report;
+    return this.#on.live.capture({ durationMs, profile });
   }
 
   #publishState() {

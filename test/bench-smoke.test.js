@@ -131,6 +131,32 @@ test('bench/instructions.js counts instructions per event under valgrind: a slop
   }
 });
 
+test('bench/attach.js attaches to a fresh target and back, and writes latency and CPU per configuration', { timeout: 120_000 }, () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-bench-attach-'));
+  try {
+    const stdout = execFileSync(process.execPath, ['bench/attach.js', '--rounds', '1', '--span-ms', '200', '--rate', '20', '--out', out], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const [file] = fs.readdirSync(out);
+    assert.match(stdout, /rloop attach → capture running: cold \d+/);
+    const result = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
+    assert.equal(result.fingerprint.options.rounds, 1);
+    for (const kind of ['cold', 'warm']) {
+      assertStats(result.latencyMs[kind], `latencyMs.${kind}`);
+      assert.ok(result.latencyMs[kind].median > 0);
+    }
+    const configs = ['none', 'attached, --no-profile', 'attached, CPU profile'];
+    assert.deepEqual(Object.keys(result.cpuMsPerS), configs);
+    for (const c of configs) {
+      assertStats(result.cpuMsPerS[c], c);
+      assert.ok(result.cpuMsPerS[c].median > 0, `${c}: the target's CPU under load`);
+    }
+    assert.deepEqual(Object.keys(result.extraCpuMsPerS), configs.slice(1));
+    for (const c of configs.slice(1)) assert.equal(result.extraCpuMsPerS[c].median, result.cpuMsPerS[c].median - result.cpuMsPerS.none.median);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+  assert.throws(() => execFileSync(process.execPath, ['bench/attach.js', '--rounds', '0'], { cwd: root, stdio: 'pipe' }), /--rounds must be an integer/);
+});
+
 test('the median\'s 95 % interval: order statistics n/2 ∓ 0.98·√n, the extremes for few values', () => {
   const { medianInterval } = require('../bench/stats');
   const hundred = Array.from({ length: 100 }, (_, i) => 100 - i); // unsorted on purpose

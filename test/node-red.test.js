@@ -16,7 +16,7 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { nodeRedFor, sleep } = require('./helpers');
 const { attributionFlows } = require('./fixtures/node-red-flows');
-const { RUNTIMES, spawnNodeRed } = require('./fixtures/node-red-embed');
+const { RUNTIMES, spawnNodeRed, workPoints } = require('./fixtures/node-red-embed');
 const { assertValidReport } = require('./report');
 const startup = require('../node-red/startup');
 
@@ -69,12 +69,7 @@ const points = (ws, id) => mean(ws.map((w) => (w.nodes[id]?.elu ?? 0) * 100));
  * runs longer than asked; this is what the plugin should show. `spent`: GET /fixture/spent.
  */
 function measuredPoints(spent, ws, ids) {
-  const [start, end] = [ws[0].start, ws.at(-1).end];
-  const duration = ws.reduce((sum, w) => sum + w.durationMs, 0);
-  const ms = (id) => Object.entries(spent)
-    .filter(([who]) => who === id || who.startsWith(`${id}-`))
-    .reduce((sum, [, calls]) => sum + calls.filter(([at]) => at > start && at <= end).reduce((s, [, took]) => s + took, 0), 0);
-  return Object.fromEntries(ids.map((id) => [id, Number(((ms(id) / duration) * 100).toFixed(2))]));
+  return workPoints(spent, ws[0].start, ws.at(-1).end, ws.reduce((sum, w) => sum + w.durationMs, 0), ids);
 }
 
 for (const rt of RUNTIMES) {

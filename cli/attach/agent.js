@@ -25,16 +25,17 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
   let agent = globalThis[KEY_SYM];
   if (agent === undefined) {
     let rloop = null;
+    let file = null;
     let from = 'running';
     for (const m of Object.values(Module._cache)) {
       const x = m?.exports;
       if (/[\\/]js[\\/]index\.js$/.test(m?.filename ?? '') && typeof x?.monitor === 'function' && typeof x.threads === 'function' && x.monitor() !== null) {
         rloop = x;
+        file = m.filename;
         break;
       }
     }
     if (rloop === null) {
-      let file = null;
       from = 'app';
       for (const base of [process.argv[1], path.join(process.cwd(), 'index.js')]) {
         if (typeof base !== 'string') continue;
@@ -55,7 +56,20 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
     const started = monitor === null;
     if (started) monitor = rloop.start(start);
     else from = 'running';
-    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false };
+    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false, nodered: null };
+    // Node-RED: per-node attribution by its message hooks, with the parts of the rloop loaded
+    // (an older copy may have none); a failure leaves the capture without it, never the app broken.
+    try {
+      const nodered = Module.createRequire(file)(path.join(path.dirname(file), '..', 'node-red', 'attach.js'));
+      const RED = nodered.find(Module._cache);
+      if (RED !== null) {
+        const version = typeof RED.version === 'function' ? RED.version() : RED.version;
+        const on = nodered.start(RED, monitor);
+        agent.nodered = { version: String(version), attribution: on === null ? 'plugin' : 'attach', on };
+      }
+    } catch (e) {
+      if (e.code !== 'MODULE_NOT_FOUND') agent.nodered = { version: null, attribution: `none (${e.message.split('\n')[0]})`, on: null };
+    }
     Object.defineProperty(globalThis, KEY_SYM, { value: agent, configurable: true, enumerable: false, writable: false });
   }
   const send = (type, data) => {
@@ -78,6 +92,7 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
     started: agent.started,
     sessions: agent.sessions.size,
     windowMs: agent.monitor.windowMs,
+    nodered: agent.nodered && { version: agent.nodered.version, attribution: agent.nodered.attribution },
   };
 }
 
@@ -90,7 +105,8 @@ async function capture({ key, options }) {
   const agent = globalThis[Symbol.for(key)];
   const fs = (process.getBuiltinModule ?? require)('fs');
   try {
-    return JSON.stringify(await agent.monitor.capture(options));
+    // With Node-RED attribution from attach, the report names the nodes (report.nodered).
+    return JSON.stringify(await (agent.nodered?.on ?? agent.monitor).capture(options));
   } finally {
     if (options.json) fs.rmSync(options.json, { force: true });
   }
@@ -118,6 +134,7 @@ function detach({ key, id }) {
   }
   if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0 };
   delete globalThis[KEY_SYM];
+  agent.nodered?.on?.stop(); // RED.hooks.remove('*.rloop'): Node-RED's message path as before
   if (agent.started) agent.monitor.stop();
   return { stopped: agent.started, left: 0, opened: agent.opened, monitored: agent.rloop.threads().length };
 }

@@ -197,6 +197,10 @@ async function attach(args, out, err) {
     // Leaving stops the monitor rloop started, which ends the running capture, partial.
     connection.leave(conn);
   };
+  if (i.nodered) {
+    const how = { attach: 'on, through its message hooks (start-up work is not seen)', plugin: "on: the rloop plugin's" }[i.nodered.attribution] ?? i.nodered.attribution;
+    p.log(`Node-RED ${i.nodered.version}: per-node attribution ${how}`);
+  }
   if (!i.started) p.log("the app's own monitor is reused (its thresholds apply); Ctrl-C leaves without a report");
   process.on('SIGINT', onSignal);
   try {

@@ -63,10 +63,17 @@ function diagnosis(r, c) {
 function scopes(r, c) {
   const e = r.elu;
   const out = [heading(c, `Busy time by scope (thread ELU ${pct(e.thread.elu)}, ${ms(e.thread.busyMs)} busy)`)];
-  const rows = [...e.scopes.slice(0, TOP), { name: '(unattributed)', ...e.unattributed }];
-  const width = Math.min(40, Math.max(...rows.map((s) => s.name.length)));
+  // A Node-RED node by its name (or type), as the editor shows it, its scope beside.
+  const nodes = r.nodered?.nodes ?? {};
+  const label = (name) => {
+    const id = name.startsWith('node:') ? name.slice(5) : null;
+    const n = id !== null && Object.hasOwn(nodes, id) ? nodes[id] : null;
+    return n ? `${n.name || n.type} (${name})` : name;
+  };
+  const rows = [...e.scopes.slice(0, TOP), { name: '(unattributed)', ...e.unattributed }].map((s) => ({ ...s, label: label(s.name) }));
+  const width = Math.min(40, Math.max(...rows.map((s) => s.label.length)));
   for (const s of rows) {
-    out.push(`  ${s.name.slice(0, width).padEnd(width)}  ${c.green(bar(s.elu))} ${pct(s.elu).padStart(7)}  ${ms(s.busyMs).padStart(9)}  ${plural(s.calls, 'call')}`);
+    out.push(`  ${s.label.slice(0, width).padEnd(width)}  ${c.green(bar(s.elu))} ${pct(s.elu).padStart(7)}  ${ms(s.busyMs).padStart(9)}  ${plural(s.calls, 'call')}`);
   }
   if (e.scopes.length > TOP) out.push(c.dim(`  … ${plural(e.scopes.length - TOP, 'more scope')}`));
   return out;
