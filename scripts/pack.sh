@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Packs rloop and its platform packages into OUT_DIR and prints the tarball paths, main first,
 # then one per platform in the order asked (default: every target of package.json's napi
-# config). Builds an addon first when it is missing or older than its sources: the host's with
-# `napi build`, the others with scripts/cross.sh.
+# config). Each platform's addon is built by scripts/zigbuild.sh (glibc 2.17 symbols), the
+# host's too: the one `npm run build` leaves at the top is for development only.
 #   scripts/pack.sh OUT_DIR [PLATFORM...]     e.g. scripts/pack.sh out linux-x64-gnu
 set -euo pipefail
 
@@ -18,22 +18,17 @@ all=(linux-x64-gnu linux-arm64-gnu linux-arm-gnueabihf) # package.json's napi ta
 platforms=("$@")
 ((${#platforms[@]})) || platforms=("${all[@]}")
 
-stale() { [[ ! -f $1 ]] || [[ -n $(find src Cargo.toml Cargo.lock build.rs -newer "$1" -print -quit) ]]; }
 [[ -f binding.js ]] || npm run --silent build >&2 # the loader, shipped in the main package
+declare -A built
 for p in "${platforms[@]}"; do
   [[ -n ${triple[$p]:-} ]] || { echo "scripts/pack.sh: unknown platform $p" >&2; exit 2; }
-  addon=rloop.$p.node
-  if [[ $p == linux-x64-gnu ]]; then
-    if stale "$addon"; then npm run --silent build >&2; fi
-  elif stale "$addon"; then
-    scripts/cross.sh "${triple[$p]}" >/dev/null
-  fi
+  built[$p]=$(scripts/zigbuild.sh "${triple[$p]}")
 done
 
 # The napi-rs way: npm/<platform>/package.json from package.json's napi config, each built
 # .node beside it (`napi artifacts` would want every target's, and moves them).
 npx --no-install napi create-npm-dirs >&2
-for p in "${platforms[@]}"; do cp "rloop.$p.node" "npm/$p/"; done
+for p in "${platforms[@]}"; do cp "${built[$p]}" "npm/$p/rloop.$p.node"; done
 
 # The main package lists every platform package as an optional dependency; the repo's
 # package.json lists only the host's (a workspace): npm refuses a workspace of another cpu, and

