@@ -172,6 +172,7 @@ for (const how of ['idle', 'blocked']) {
     const watched = await run(['worker-signal', how, out], { signal: 'SIGTERM', ready: 'ready', holdMs: 300 });
     assert.deepStrictEqual([watched.code, watched.signal, watched.stderr], [plain.code, plain.signal, plain.stderr]);
     assert.strictEqual(watched.signal, 'SIGTERM');
+    assert.ok(watched.afterMs < plain.afterMs + 1000, `ended ${watched.afterMs.toFixed(0)} ms after SIGTERM (plain: ${plain.afterMs.toFixed(0)})`);
     const r = readReport(out);
     assert.strictEqual(r.meta.reason, 'SIGTERM');
     assert.ok(r.meta.thread > 0, 'the worker\'s thread');
