@@ -123,6 +123,7 @@ class Capture {
   #start = Date.now();
   #totalsBefore;
   #recording; // the addon's recording of windows and stalls (src/recording.rs)
+  #framed; // whether the addon may finish the report (then it gets the slow I/O events too)
   #io = { events: [], dropped: 0 };
   #ioTotals; // this capture's I/O aggregates, when the monitor tracks I/O
   #heapStart;
@@ -146,7 +147,9 @@ class Capture {
     this.#ioTotals = inner.collectIo();
     // Windows and stalls are kept by the addon, bounded however long the capture runs; slow
     // I/O comes from JS, through slowIO(), and is capped here.
-    this.#recording = inner.record(this.#frame());
+    const frame = this.#frame();
+    this.#framed = frame !== null;
+    this.#recording = inner.record(frame);
     if (options.heapStats) {
       this.#heapStart = heap.stats();
       this.#timeline = heap.timeline({ everyMs: HEAP_EVERY_MS, onSample: (s) => monitor.emit('heapStats', s) });
@@ -225,7 +228,14 @@ class Capture {
   /** A slow I/O operation, from the monitor (not an event listener: captures are unbounded in number). */
   slowIO(event) {
     // One still in flight is listed when the capture ends, if it has not ended by then.
-    if (this.#collecting && event.state !== 'pending') this.#keepIo(event);
+    if (!this.#collecting || event.state === 'pending') return;
+    this.#keepIo(event);
+    if (!this.#framed) return;
+    try {
+      this.#inner.recordIo(this.#recording, event);
+    } catch (e) {
+      this.#inner.fail(e);
+    }
   }
 
   #keepIo(event) {

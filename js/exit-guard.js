@@ -3,7 +3,7 @@
 // exception, SIGTERM/SIGINT (src/signals.rs) — without changing how it ends: the exit code,
 // the app's error output and the signal's action stay as they would have been without rloop.
 
-const { isMainThread } = require('node:worker_threads');
+const { isMainThread, threadId } = require('node:worker_threads');
 const native = require('./native');
 
 const finishers = new Set(); // (reason) => void, synchronous
@@ -37,20 +37,20 @@ function install() {
   process.on('uncaughtExceptionMonitor', onUncaught);
   // Natively, not with process.on(): a JS listener would replace the default action and run
   // only when the loop turns (a looping app would no longer die on Ctrl-C). Signals the app
-  // listens to are its own: if it then exits, 'exit' writes the reports.
-  if (isMainThread) {
-    try {
-      native.armSignals(SIGNALS.filter((s) => process.listenerCount(s) === 0), finishAll);
-    } catch {
-      // No native signal handling to be had: a signal ends the process without the reports.
-    }
+  // listens to are its own: if it then exits, 'exit' writes the reports. Each capturing thread
+  // arms for itself (a worker's signal listeners are not the process's: the addon tells the
+  // main thread's apart).
+  try {
+    native.armSignals(threadId, isMainThread ? SIGNALS.filter((s) => process.listenerCount(s) === 0) : SIGNALS, finishAll);
+  } catch {
+    // No native signal handling to be had: a signal ends the process without the reports.
   }
 }
 
 function uninstall() {
   process.off('exit', onExit);
   process.off('uncaughtExceptionMonitor', onUncaught);
-  if (isMainThread) native.disarmSignals();
+  native.disarmSignals(threadId);
 }
 
 /** Calls `finish(reason)` synchronously if the process ends before `remove` is called. */

@@ -11,6 +11,7 @@
 const dc = require('node:diagnostics_channel');
 const dns = require('node:dns');
 const { syncBuiltinESMExports } = require('node:module');
+const { isIP } = require('node:net');
 const { performance } = require('node:perf_hooks');
 const { describe } = require('./options');
 const { requestPath } = require('./redact');
@@ -175,14 +176,32 @@ function track(options) {
     };
   }
 
-  function trackPromiseLookup(original) {
-    return function lookup(hostname) {
-      const rec = attempt(begin, 'dns', lookup, hostname);
-      const promise = Reflect.apply(original, this, arguments);
-      if (rec !== null) {
-        promise.then(() => attempt(endLookup, rec, hostname), (err) => attempt(endLookup, rec, hostname, err));
+  /**
+   * dns.promises.lookup, timed without a `.then` on its promise (a promise the app's own hooks
+   * would see): the callback lookup does the work, under the one promise the original makes.
+   * Names that settle at once (empty, an IP address) and calls once stopped go to the original.
+   */
+  function trackPromiseLookup(original, callbackLookup) {
+    return function lookup(hostname, options) {
+      const rec = typeof hostname === 'string' && hostname !== '' && isIP(hostname) === 0 ? attempt(begin, 'dns', lookup, hostname) : null;
+      if (rec === null) return Reflect.apply(original, this, arguments);
+      const all = typeof options === 'object' && options !== null && options.all === true;
+      let outcome = null; // [err, result], should a patched dns.lookup call back at once
+      let settle = (err, result) => { outcome = [err, result]; };
+      try {
+        // Throws as the original does, before any promise, for options it refuses.
+        Reflect.apply(callbackLookup, dns, [hostname, options, function onLookup(err, address, family) {
+          attempt(endLookup, rec, hostname, err ?? undefined);
+          settle(err, all ? address : { address, family });
+        }]);
+      } catch (e) {
+        pending.delete(rec);
+        throw e;
       }
-      return promise;
+      return new Promise((resolve, reject) => {
+        settle = (err, result) => (err ? reject(err) : resolve(result));
+        if (outcome !== null) settle(...outcome);
+      });
     };
   }
 
@@ -207,7 +226,8 @@ function track(options) {
   ].map(([name, fn]) => [name, guard(fn)]);
   for (const [name, fn] of subscriptions) dc.subscribe(name, fn);
 
-  const restores = [patch(dns, 'lookup', trackLookup), patch(dns.promises, 'lookup', trackPromiseLookup)];
+  const callbackLookup = dns.lookup; // what the promise lookup runs on, untracked
+  const restores = [patch(dns, 'lookup', trackLookup), patch(dns.promises, 'lookup', (original) => trackPromiseLookup(original, callbackLookup))];
   if (!HTTP_CREATED) { // loaded here only: https costs its load time to apps that never use it
     for (const mod of [require('node:http'), require('node:https')]) {
       restores.push(patch(mod, 'request', trackRequest), patch(mod, 'get', trackRequest));

@@ -184,6 +184,7 @@ class Monitor extends EventEmitter {
       pendingIo: () => (this.#io ? this.#io.pendingNow() : []),
       fail: (e) => this.#fail(e),
       record: (frame) => n.record(frame),
+      recordIo: (id, event) => n.recordIo(id, event),
       takeRecording: (id) => n.takeRecording(id),
     };
   }

@@ -28,6 +28,8 @@ class NativeMonitor {
   onLag(fn) { this.#n.onLag(fn ? (json) => fn(parse(json)) : null); }
   /** `frame`: the report frame (js/report/build.js), or null. */
   record(frame) { return this.#n.record(frame === null ? null : JSON.stringify(frame)); }
+  /** Adds a slow I/O event to recording `id` (kept only for one with a frame). */
+  recordIo(id, event) { this.#n.recordIo(id, JSON.stringify(event)); }
   /** `{ windows, lag: { events, dropped } }`, or null for an unknown id. */
   takeRecording(id) {
     const json = this.#n.takeRecording(id);

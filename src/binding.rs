@@ -93,10 +93,11 @@ pub fn thread_cpu_ms(thread_id: u32) -> Option<f64> {
     registry::find(thread_id).and_then(|m| m.cpu?.ms())
 }
 
-/// Has `finish(signal)` run on this (the main) thread when one of `signals` (SIGINT, SIGTERM)
-/// arrives, with no JS listener; then the signal takes effect as it would have (src/signals.rs).
+/// Has `finish(signal)` run on thread `thread_id` (the caller) when one of `signals` (SIGINT,
+/// SIGTERM) arrives, with no JS listener; then the signal takes effect as it would have
+/// (src/signals.rs).
 #[napi(catch_unwind)]
-pub fn arm_signals(signals: Vec<String>, finish: Callback<String>) -> Result<()> {
+pub fn arm_signals(thread_id: u32, signals: Vec<String>, finish: Callback<String>) -> Result<()> {
     let wanted: Vec<_> = signals.iter().filter_map(|n| signals::SIGNALS.iter().find(|(_, s)| s == n).map(|(sig, _)| *sig)).collect();
     let finisher: signals::Finisher = Arc::new(move |name: &'static str, done: Box<dyn FnOnce() + Send>| {
         finish.call_with_return_value(name.to_owned(), ThreadsafeFunctionCallMode::NonBlocking, move |_, _| {
@@ -104,13 +105,14 @@ pub fn arm_signals(signals: Vec<String>, finish: Callback<String>) -> Result<()>
             Ok(())
         });
     });
-    signals::arm(&wanted, finisher).map_err(|e| Error::from_reason(format!("rloop: cannot listen for signals: {e}")))
+    signals::arm(thread_id, &wanted, finisher).map_err(|e| Error::from_reason(format!("rloop: cannot listen for signals: {e}")))
 }
 
-/// Stops listening for signals: the actions `armSignals` replaced are back.
+/// Stops thread `thread_id`'s listening for signals: with the last thread's, the actions
+/// `armSignals` replaced are back.
 #[napi(catch_unwind)]
-pub fn disarm_signals() {
-    signals::disarm();
+pub fn disarm_signals(thread_id: u32) {
+    signals::disarm(thread_id);
 }
 
 /// Returns memory glibc's malloc keeps after a burst (a heap snapshot frees as much as the heap
@@ -249,6 +251,15 @@ impl NativeMonitor {
     pub fn record(&self, frame: Option<String>) -> Result<u32> {
         let frame = frame.map(|f| serde_json::from_str(&f)).transpose().map_err(|e| Error::new(Status::InvalidArg, format!("rloop: report frame: {e}")))?;
         Ok(self.shared.record(frame))
+    }
+
+    /// Adds slow I/O event `event` (JSON, redacted) to recording `id`, for the report the addon
+    /// writes if the thread's JS cannot; ignored for a recording without a frame.
+    #[napi(catch_unwind)]
+    pub fn record_io(&self, id: u32, event: String) -> Result<()> {
+        let event = serde_json::from_str(&event).map_err(|e| Error::new(Status::InvalidArg, format!("rloop: slow I/O event: {e}")))?;
+        self.shared.record_io(id, event);
+        Ok(())
     }
 
     /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, or null if unknown.

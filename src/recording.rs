@@ -24,7 +24,8 @@ use crate::lag::LagStats;
 pub const MAX_WINDOWS: usize = 1000;
 /// Scope entries over all its windows at most (≈ 100 bytes each).
 pub const MAX_ENTRIES: usize = 200_000;
-/// Stalls a recording keeps; later ones are counted in `dropped`.
+/// Stalls a recording keeps, and slow I/O events (as js/capture.js does); later ones are
+/// counted in `dropped`.
 pub const MAX_EVENTS: usize = 1000;
 
 #[derive(Default)]
@@ -35,6 +36,9 @@ pub struct Recording {
     entries: usize,
     events: Vec<Value>,
     dropped: u64,
+    /// Slow I/O events, redacted, as JS gave them: only for a recording with a frame.
+    io: Vec<Value>,
+    io_dropped: u64,
     /// The capture's report as far as it is known up front, for the addon to finish if the
     /// thread's JS cannot (src/report.rs).
     pub frame: Option<Value>,
@@ -74,6 +78,20 @@ impl Recording {
         } else {
             self.dropped += 1;
         }
+    }
+
+    /// Appends a slow I/O event (`Capture.slowIO`'s, redacted already).
+    pub fn push_io(&mut self, event: Value) {
+        if self.io.len() < MAX_EVENTS {
+            self.io.push(event);
+        } else {
+            self.io_dropped += 1;
+        }
+    }
+
+    /// `{ events, dropped }` of the slow I/O events pushed.
+    pub fn io_json(&self) -> Value {
+        json!({ "events": self.io, "dropped": self.io_dropped })
     }
 
     /// `{ windows, lag: { events, dropped } }`, the windows in the public shape, as JSON

@@ -117,6 +117,14 @@ impl Shared {
         id
     }
 
+    /// Adds a slow I/O event to recording `id`, if it has a frame (the addon may finish it).
+    pub fn record_io(&self, id: u32, event: Value) {
+        let mut st = self.state.lock();
+        if let Some((_, r)) = st.recordings.iter_mut().find(|(r, rec)| *r == id && rec.frame.is_some()) {
+            r.push_io(event);
+        }
+    }
+
     /// Runs `f` on this thread's state as it is now: for src/report.rs, under the lock.
     pub fn view<R>(&self, f: impl FnOnce(View<'_>) -> R) -> R {
         let st = self.state.lock();
@@ -319,9 +327,9 @@ pub fn find(thread_id: u32) -> Option<Arc<Shared>> {
     MONITORS.lock().iter().find(|s| s.thread_id == thread_id).cloned()
 }
 
-/// Whether the main thread's loop has been busy without a break for `ms` or more.
-pub fn main_blocked_for(ms: f64) -> bool {
-    find(0).and_then(|m| m.busy_for_ms()).is_some_and(|b| b >= ms)
+/// Whether thread `thread_id`'s loop has been busy without a break for `ms` or more.
+pub fn blocked_for(thread_id: u32, ms: f64) -> bool {
+    find(thread_id).and_then(|m| m.busy_for_ms()).is_some_and(|b| b >= ms)
 }
 
 fn has_stall_listener(thread_id: u32) -> bool {

@@ -3,8 +3,8 @@
 //! mid-capture (src/uv.rs). At capture start JS hands over a frame — the report as far as it
 //! is known then (meta, options, output path, redacted already) and the totals it starts from;
 //! here it is completed from the recording: windows, stalls, the stall going on, busy time
-//! per scope up to now. What only JS holds (slow I/O, heap, the CPU profile) is listed as
-//! missing. The JSON is written beside, and atomically (tmp + rename): a process dying by
+//! per scope up to now, the slow I/O events JS pushed as they came. What only JS holds (I/O
+//! aggregates, heap, the CPU profile) is listed as missing. The JSON is written beside, and atomically (tmp + rename): a process dying by
 //! signal leaves either the whole report or none.
 
 use std::collections::HashMap;
@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::aggregator::Aggregator;
 use crate::ledger::Ledger;
 use crate::recording::Recording;
-use crate::registry::{self, Shared};
+use crate::registry::Shared;
 
 /// A running recording that came with a report frame, with what is needed to finish its report.
 pub struct Unfinished {
@@ -23,6 +23,8 @@ pub struct Unfinished {
     pub frame: Value,
     /// `{ windows, lag: { events, dropped } }`, as `Recording::to_json` gives it.
     pub recorded: Value,
+    /// `{ events, dropped }`, the slow I/O events: `Recording::io_json`.
+    pub io: Value,
     /// The thread's totals now (`totals_json`), `None` once its monitor was detached.
     pub totals: Option<Value>,
     /// The stall going on, as its lag event marked `ongoing`.
@@ -40,14 +42,6 @@ pub fn totals_json(agg: &Aggregator, ledger: &Ledger, now: f64) -> Value {
     all.retain(|s| num(s, "busyMs") > 0.0 || num(s, "calls") > 0.0);
     all.sort_by(|a, b| num(b, "busyMs").total_cmp(&num(a, "busyMs")));
     json!({ "thread": { "busyMs": busy }, "unattributed": unattributed, "scopes": all, "scopesOverflowed": agg.scopes_overflowed() })
-}
-
-/// Finishes and writes the reports of every thread's framed recordings (`reason` as in
-/// `meta.reason`, `why` for `meta.incomplete.reason`).
-pub fn finish_all(reason: &str, why: &str) {
-    for m in registry::monitors() {
-        finish_thread(&m, reason, why);
-    }
 }
 
 /// Finishes and writes the reports of `shared`'s framed recordings. Never panics; a report that
@@ -84,7 +78,7 @@ fn framed(shared: &Shared) -> Vec<Unfinished> {
             event["ongoing"] = json!(true);
             event
         });
-        let unfinished = |r: &Recording| Some(Unfinished { frame: r.frame.clone()?, recorded: serde_json::from_str(&r.to_json_string(origin)).unwrap_or_default(), totals: totals.clone(), ongoing: ongoing.clone(), end: origin + now });
+        let unfinished = |r: &Recording| Some(Unfinished { frame: r.frame.clone()?, recorded: serde_json::from_str(&r.to_json_string(origin)).unwrap_or_default(), io: r.io_json(), totals: totals.clone(), ongoing: ongoing.clone(), end: origin + now });
         v.recordings.iter().filter_map(|(_, r)| unfinished(r)).collect()
     })
 }
@@ -92,7 +86,7 @@ fn framed(shared: &Shared) -> Vec<Unfinished> {
 /// The report of `u`, ended now for `reason`, with the path to write it to and whether a
 /// failure to is said; `None` for a frame without a path or start.
 pub fn complete(u: Unfinished, reason: &str, why: &str) -> Option<(String, Value, bool)> {
-    let Unfinished { mut frame, recorded, totals, ongoing, end } = u;
+    let Unfinished { mut frame, recorded, io, totals, ongoing, end } = u;
     let path = frame["path"].as_str()?.to_owned();
     let mut report = frame["report"].take();
     let start = report["meta"]["start"].as_f64()?;
@@ -118,6 +112,10 @@ pub fn complete(u: Unfinished, reason: &str, why: &str) -> Option<(String, Value
     lag["events"] = json!(events);
     lag["dropped"] = recorded["lag"]["dropped"].clone();
     lag["summary"] = lag_summary(&windows);
+    if report["io"]["enabled"] == true {
+        report["io"]["events"] = io["events"].clone();
+        report["io"]["dropped"] = io["dropped"].clone();
+    }
     Some((path, report, frame["say"] == true))
 }
 
@@ -189,21 +187,24 @@ mod tests {
     #[test]
     fn a_frame_is_completed_from_the_recording_and_marked_incomplete() {
         let frame = json!({
-            "report": { "schema": "rloop-report/1", "meta": { "start": 1000.0, "end": null, "partial": false, "reason": null }, "elu": { "windowMs": 100 }, "lag": { "enabled": true, "thresholdMs": 50 }, "io": null, "heap": null, "profile": null },
+            "report": { "schema": "rloop-report/1", "meta": { "start": 1000.0, "end": null, "partial": false, "reason": null }, "elu": { "windowMs": 100 }, "lag": { "enabled": true, "thresholdMs": 50 }, "io": { "enabled": true, "thresholdMs": 500, "events": [], "dropped": 0, "aggregates": [] }, "heap": null, "profile": null },
             "totalsBefore": totals(10.0, 5.0, 2.0),
             "path": "/tmp/r.json",
-            "missing": ["io", "heap"],
+            "missing": ["io.aggregates", "heap"],
             "say": true,
         });
         let window = json!({ "seq": 1, "lag": { "stretches": 3, "stalls": 1, "p50Ms": 1, "p99Ms": 90, "maxMs": 80 } });
         let ongoing = json!({ "lagMs": 700, "scope": "blocker", "ongoing": true });
         let recorded = json!({ "windows": [window], "lag": { "events": [{ "lagMs": 80 }], "dropped": 0 } });
-        let u = Unfinished { frame, recorded, totals: Some(totals(810.0, 705.0, 3.0)), ongoing: Some(ongoing.clone()), end: 2000.0 };
+        let slow = json!({ "type": "dns", "method": "lookup", "target": "db", "durationMs": 600 });
+        let io = json!({ "events": [slow.clone()], "dropped": 2 });
+        let u = Unfinished { frame, recorded, io, totals: Some(totals(810.0, 705.0, 3.0)), ongoing: Some(ongoing.clone()), end: 2000.0 };
         let (path, r, say) = complete(u, "SIGTERM", "signal SIGTERM while the loop was blocked").unwrap();
         assert_eq!((path.as_str(), say), ("/tmp/r.json", true));
         assert_eq!(r["meta"]["durationMs"], 1000.0);
         assert_eq!((&r["meta"]["partial"], &r["meta"]["reason"]), (&json!(true), &json!("SIGTERM")));
-        assert_eq!(r["meta"]["incomplete"], json!({ "reason": "signal SIGTERM while the loop was blocked", "missing": ["io", "heap"] }));
+        assert_eq!(r["meta"]["incomplete"], json!({ "reason": "signal SIGTERM while the loop was blocked", "missing": ["io.aggregates", "heap"] }));
+        assert_eq!((&r["io"]["events"], &r["io"]["dropped"]), (&json!([slow]), &json!(2)));
         assert_eq!(r["elu"]["scopes"], json!([{ "name": "x", "busyMs": 700.0, "elu": 0.7, "calls": 1 }]));
         assert_eq!(r["elu"]["thread"], json!({ "busyMs": 800.0, "elu": 0.8 }));
         assert_eq!(r["elu"]["windowMs"], 100);

@@ -1,10 +1,10 @@
 //! Signals keep their meaning. A JS listener for SIGINT/SIGTERM would replace the default action
 //! and run only when the loop turns: an app stuck in a loop would no longer die on Ctrl-C. So
-//! while captures run, rloop listens natively, and only for signals the app does not listen to:
-//! the handler wakes a thread of ours, which has the main thread's JS write the reports (unless
-//! its loop is blocked: then nothing is waited for, and the addon writes them from what it
-//! recorded, src/report.rs) and lets the signal do what it would have done, with the action
-//! that was in place before (Node's own, which resets the terminal).
+//! while captures run on any thread, rloop listens natively, and only for signals the app does
+//! not listen to: the handler wakes a thread of ours, which has each capturing thread's JS write
+//! its reports (except on a thread whose loop is blocked: nothing is waited for there, and the
+//! addon writes them from what it recorded, src/report.rs) and lets the signal do what it would
+//! have done, with the action that was in place before (Node's own, which resets the terminal).
 
 use std::io::Read;
 use std::os::fd::FromRawFd;
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-/// Asks the main thread to write the reports for this signal; calls `done` once it has.
+/// Asks one thread's JS to write its reports for this signal; calls `done` once it has.
 pub type Finisher = Arc<dyn Fn(&'static str, Box<dyn FnOnce() + Send>) + Send + Sync>;
 
 pub const SIGNALS: [(c_int, &str); 2] = [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")];
@@ -32,7 +32,8 @@ const REARM_EVERY: Duration = Duration::from_millis(250);
 static PIPE_W: AtomicI32 = AtomicI32::new(-1);
 
 struct Armed {
-    finisher: Finisher,
+    /// Per capturing thread (by thread id), who writes its reports.
+    finishers: Vec<(u32, Finisher)>,
     /// Per armed signal: the action ours replaced, put back before the signal is raised again.
     previous: Vec<(c_int, libc::sigaction)>,
     /// Signals the caller asked for, re-armed when an app listener's removal leaves SIG_DFL.
@@ -80,20 +81,41 @@ fn ours(action: &libc::sigaction) -> bool {
     action.sa_sigaction == on_signal as extern "C" fn(c_int) as usize
 }
 
-/// Listens for `signals` (a subset of SIGNALS) natively, with `finisher` writing the reports.
-pub fn arm(signals: &[c_int], finisher: Finisher) -> std::io::Result<()> {
+/// Whether `action` is the app's: ignored, or a JS listener's (libuv installs its handler with
+/// SA_RESTART; Node's default action, SignalExit, has SA_RESETHAND alone). A worker cannot count
+/// the main thread's listeners: this says it for every thread.
+fn apps(action: &libc::sigaction) -> bool {
+    action.sa_sigaction == libc::SIG_IGN || (!ours(action) && action.sa_sigaction != libc::SIG_DFL && action.sa_flags & libc::SA_RESTART != 0)
+}
+
+/// Listens for `signals` (a subset of SIGNALS) natively, with `finisher` writing the reports of
+/// thread `thread_id` (replacing the one it had).
+pub fn arm(thread_id: u32, signals: &[c_int], finisher: Finisher) -> std::io::Result<()> {
     start_thread()?;
     let mut armed = ARMED.lock();
-    disarm_locked(&mut armed);
-    let previous = signals.iter().filter(|&&s| current(s).sa_sigaction != libc::SIG_IGN).map(|&s| (s, install(s))).collect();
-    *armed = Some(Armed { finisher, previous, wanted: signals.to_vec() });
+    let a = armed.get_or_insert_with(|| Armed { finishers: Vec::new(), previous: Vec::new(), wanted: Vec::new() });
+    a.finishers.retain(|(t, _)| *t != thread_id);
+    a.finishers.push((thread_id, finisher));
+    for &sig in signals {
+        if !a.wanted.contains(&sig) && !apps(&current(sig)) {
+            a.wanted.push(sig);
+            a.previous.push((sig, install(sig)));
+        }
+    }
     on_signal(0); // wakes our thread, which idles without a timeout while nothing is armed
     Ok(())
 }
 
-/// Puts back every action `arm` replaced that is still ours.
-pub fn disarm() {
-    disarm_locked(&mut ARMED.lock());
+/// Forgets thread `thread_id`'s finisher; with the last one, puts back every action `arm`
+/// replaced that is still ours.
+pub fn disarm(thread_id: u32) {
+    let mut armed = ARMED.lock();
+    if let Some(a) = armed.as_mut() {
+        a.finishers.retain(|(t, _)| *t != thread_id);
+        if a.finishers.is_empty() {
+            disarm_locked(&mut armed);
+        }
+    }
 }
 
 fn disarm_locked(armed: &mut Option<Armed>) {
@@ -153,42 +175,47 @@ fn rearm() {
 
 fn take_effect(sig: c_int) {
     let name = SIGNALS.iter().find(|(s, _)| *s == sig).map_or("signal", |(_, n)| *n);
-    // Not under the lock while JS runs: writing the last report disarms (and takes it).
-    let Some((finisher, previous)) = ARMED.lock().as_ref().map(|a| (a.finisher.clone(), a.previous.iter().find(|(s, _)| *s == sig).map(|(_, old)| *old))) else {
+    // Not under the lock while JS runs: writing a thread's last report disarms it.
+    let Some((finishers, previous)) = ARMED.lock().as_ref().map(|a| (a.finishers.clone(), a.previous.iter().find(|(s, _)| *s == sig).map(|(_, old)| *old))) else {
         return;
     };
-    let finished = Arc::new((Mutex::new(false), Condvar::new()));
-    let f = finished.clone();
-    finisher(
-        name,
-        Box::new(move || {
-            *f.0.lock() = true;
-            f.1.notify_all();
-        }),
-    );
-    // JS finishes once the main loop comes round to the finisher's call. A loop busy all the time
-    // since the signal, from BLOCKED on, is blocked: the addon writes instead, and the signal takes
-    // effect soon, as without rloop. (Busy when the signal came is not blocked: the app may have
-    // raised it itself, from a callback about to return.)
+    // Every capturing thread's JS is asked to finish its reports: it does once its loop comes
+    // round to the call. A loop busy all the time since the signal, from BLOCKED on, is blocked:
+    // the addon writes for it, and the signal takes effect soon, as without rloop. (Busy when the
+    // signal came is not blocked: the app may have raised it itself, from a callback about to return.)
     let since = Instant::now();
-    let mut blocked = false;
-    let mut done = finished.0.lock();
-    while !*done {
-        let waited = since.elapsed();
-        if waited >= FINISH_WITHIN {
-            break;
-        }
-        if waited >= BLOCKED && crate::registry::main_blocked_for(waited.as_secs_f64() * 1000.0) {
-            blocked = true;
-            break;
-        }
-        finished.1.wait_for(&mut done, LOOK_EVERY);
+    let pending = Arc::new((Mutex::new(finishers.iter().map(|(t, _)| *t).collect::<Vec<u32>>()), Condvar::new()));
+    for (t, finisher) in &finishers {
+        let (p, t) = (pending.clone(), *t);
+        finisher(
+            name,
+            Box::new(move || {
+                p.0.lock().retain(|&x| x != t);
+                p.1.notify_all();
+            }),
+        );
     }
-    drop(done);
-    // What JS did not finish — every capture of a blocked main thread, and those of workers,
-    // whose JS no signal reaches — the addon finishes from what it recorded.
-    let why = if blocked { format!("signal {name} while the loop was blocked") } else { format!("signal {name} before this thread's JS finished the report") };
-    crate::report::finish_all(name, &why);
+    let mut blocked: Vec<u32> = Vec::new();
+    let mut left = pending.0.lock();
+    loop {
+        let waited = since.elapsed();
+        if waited >= BLOCKED {
+            let ms = waited.as_secs_f64() * 1000.0;
+            blocked = left.iter().copied().filter(|&t| crate::registry::blocked_for(t, ms)).collect();
+        }
+        // Done once every thread still writing is blocked (or none is left), or time is up.
+        if left.iter().all(|t| blocked.contains(t)) || waited >= FINISH_WITHIN {
+            break;
+        }
+        pending.1.wait_for(&mut left, LOOK_EVERY);
+    }
+    drop(left);
+    // What JS did not finish — every capture of a blocked thread, or of one whose JS did not
+    // answer in time — the addon finishes from what it recorded.
+    for m in crate::registry::monitors() {
+        let why = if blocked.contains(&m.thread_id) { format!("signal {name} while the loop was blocked") } else { format!("signal {name} before this thread's JS finished the report") };
+        crate::report::finish_thread(&m, name, &why);
+    }
     // SAFETY: puts back the action ours replaced (or the default) and raises the signal again:
     // the process ends, or not, exactly as it would have without rloop.
     unsafe {

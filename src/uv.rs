@@ -145,5 +145,6 @@ unsafe extern "C" fn on_env_teardown(_handle: sys::napi_async_cleanup_hook_handl
         let (reason, why) = if at.shared.thread_id == 0 { ("exit", "the thread ended before its JS finished the report") } else { ("terminated", "worker terminated mid-capture") };
         crate::report::finish_thread(&at.shared, reason, why);
     }
+    crate::signals::disarm(at.shared.thread_id);
     detach(a);
 }

@@ -59,3 +59,19 @@ test('before() of a resource rloop never saw, with no execution resource, does n
   assert.strictEqual(r.stdout, 'ok\n');
   assert.strictEqual(r.status, 0);
 });
+
+test('dns.promises.lookup creates no async resource more with rloop, and gives what it gives without', (t) => {
+  // In a network namespace of its own: 'localhost' comes from /etc/hosts, no resolver is reached.
+  const probe = spawnSync('unshare', ['-rn', 'true']);
+  if (probe.status !== 0) return t.skip('needs unshare -rn (a user and network namespace)');
+  const app = path.join(__dirname, 'fixtures', 'dns-hooks-app.js');
+  const inNamespace = (args) => spawnSync('unshare', ['-rn', process.execPath, ...args], { encoding: 'utf8', timeout: 30000 });
+  const plain = inNamespace([app]);
+  const pidless = (text) => text.replace(/\(node:\d+\)/g, '(node)'); // Node 20's DEP0118, for the lookup of ''
+  const without = JSON.parse(plain.stdout);
+  assert.ok(without.inits.PROMISE >= 20, JSON.stringify(without.inits));
+  assert.ok(without.results.some(([args, r]) => args[0] === 'localhost' && r.address === '127.0.0.1'), plain.stdout);
+  const watched = inNamespace(['-r', START, app]);
+  assert.strictEqual(pidless(watched.stderr), pidless(plain.stderr));
+  assert.deepStrictEqual(JSON.parse(watched.stdout), without);
+});

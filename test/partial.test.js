@@ -41,7 +41,7 @@ function run(args, { signal = null, ready, holdMs = 800, env = {}, preload = fal
     });
     child.on('exit', (code, how) => {
       clearTimeout(killer);
-      resolve({ code, signal: how, stderr, heldMs: (sent ?? performance.now()) - there, afterMs: performance.now() - (sent ?? performance.now()) });
+      resolve({ code, signal: how, stdout, stderr, heldMs: (sent ?? performance.now()) - there, afterMs: performance.now() - (sent ?? performance.now()) });
     });
   });
 }
@@ -56,7 +56,7 @@ function readReport(file) {
 function assertBlockedReport(r, signal, heldMs) {
   assert.strictEqual(r.meta.partial, true);
   assert.strictEqual(r.meta.reason, signal);
-  assert.deepStrictEqual(r.meta.incomplete, { reason: `signal ${signal} while the loop was blocked`, missing: ['io', 'heap'] });
+  assert.deepStrictEqual(r.meta.incomplete, { reason: `signal ${signal} while the loop was blocked`, missing: ['io.aggregates', 'heap'] });
   assert.ok(r.elu.windows.some((w) => w.scopes.some((s) => s.name === 'work')), 'the windows before the block');
   const ongoing = r.lag.events.filter((e) => e.ongoing);
   assert.strictEqual(ongoing.length, 1, JSON.stringify(r.lag.events));
@@ -82,6 +82,21 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
   });
 }
 
+test('the addon\'s report holds the slow I/O events that had ended, redacted as JS has them', async () => {
+  const out = path.join(tmp, 'io.json');
+  const watched = await run(['block', 'io', out], { signal: 'SIGTERM', ready: 'blocked' });
+  assert.strictEqual(watched.signal, 'SIGTERM');
+  const r = readReport(out);
+  assert.deepStrictEqual(r.meta.incomplete.missing, ['io.aggregates', 'heap']);
+  const slow = r.io.events.filter((e) => e.type === 'http');
+  assert.strictEqual(slow.length, 1, JSON.stringify(r.io.events));
+  assert.strictEqual(slow[0].method, 'GET');
+  assert.match(slow[0].target, /^127\.0\.0\.1:\d+\/slow/);
+  assert.ok(slow[0].durationMs >= 150, `${slow[0].durationMs} ms`);
+  assert.ok(!JSON.stringify(r).includes('S3CR3T'), 'the token is redacted');
+  assert.strictEqual(r.io.dropped, 0);
+});
+
 test('zero-code: SIGTERM on a blocked loop writes the report, and rloop report renders it', async () => {
   const out = path.join(tmp, 'register.json');
   const watched = await run(['block', 'register', out], { signal: 'SIGTERM', ready: 'blocked', preload: true, env: { RLOOP_JSON: out, RLOOP_WINDOW_MS: '100' } });
@@ -94,7 +109,7 @@ test('zero-code: SIGTERM on a blocked loop writes the report, and rloop report r
   assert.strictEqual(cli.status, 0, cli.stderr);
   const page = fs.readFileSync(html, 'utf8');
   assert.match(page, /partial: SIGTERM/);
-  assert.match(page, /signal SIGTERM while the loop was blocked; not in this report: io, heap/);
+  assert.match(page, /signal SIGTERM while the loop was blocked; not in this report: io.aggregates, heap/);
   assert.match(page, /still going on/);
 });
 
@@ -123,7 +138,7 @@ for (const how of ['blocked', 'idle']) {
     const r = readReport(out);
     assert.strictEqual(r.meta.partial, true);
     assert.strictEqual(r.meta.reason, 'terminated');
-    assert.deepStrictEqual(r.meta.incomplete, { reason: 'worker terminated mid-capture', missing: ['io', 'heap'] });
+    assert.deepStrictEqual(r.meta.incomplete, { reason: 'worker terminated mid-capture', missing: ['io.aggregates', 'heap'] });
     assert.ok(r.meta.thread > 0, 'the worker\'s thread');
     assert.ok(r.elu.windows.some((w) => w.scopes.some((s) => s.name === 'work')), JSON.stringify(r.elu.windows.slice(0, 2)));
     // Terminating stops the worker's JS; its loop may still reach the idle mark, which ends the stall.
@@ -135,7 +150,7 @@ for (const how of ['blocked', 'idle']) {
   });
 }
 
-test('a signal on a responsive loop: the main thread\'s JS writes its report as before, the addon the worker\'s', async () => {
+test('a signal on responsive loops: each capturing thread\'s JS writes its report', async () => {
   const out = path.join(tmp, 'both.json');
   const watched = await run(['both', '-', out], { signal: 'SIGTERM', ready: 'ready', holdMs: 300 });
   assert.deepStrictEqual([watched.signal, watched.stderr], ['SIGTERM', '']);
@@ -146,6 +161,37 @@ test('a signal on a responsive loop: the main thread\'s JS writes its report as 
   const worker = readReport(`${out}.worker.json`);
   assert.strictEqual(worker.meta.reason, 'SIGTERM');
   assert.ok(worker.meta.thread > 0);
-  assert.deepStrictEqual(worker.meta.incomplete, { reason: "signal SIGTERM before this thread's JS finished the report", missing: ['io', 'heap'] });
+  assert.strictEqual(worker.meta.incomplete, undefined, 'written by the worker\'s JS');
   assert.ok(worker.elu.windows.some((w) => w.scopes.some((s) => s.name === 'work')));
+});
+
+for (const how of ['idle', 'blocked']) {
+  test(`only a worker captures (${how}): SIGTERM writes its report and ends the process as without rloop`, async () => {
+    const plain = await run(['worker-signal', 'plain', '-'], { signal: 'SIGTERM', ready: 'ready', holdMs: 300 });
+    const out = path.join(tmp, `worker-only-${how}.json`);
+    const watched = await run(['worker-signal', how, out], { signal: 'SIGTERM', ready: 'ready', holdMs: 300 });
+    assert.deepStrictEqual([watched.code, watched.signal, watched.stderr], [plain.code, plain.signal, plain.stderr]);
+    assert.strictEqual(watched.signal, 'SIGTERM');
+    assert.ok(watched.afterMs < plain.afterMs + 1000, `ended ${watched.afterMs.toFixed(0)} ms after SIGTERM (plain: ${plain.afterMs.toFixed(0)})`);
+    const r = readReport(out);
+    assert.strictEqual(r.meta.reason, 'SIGTERM');
+    assert.ok(r.meta.thread > 0, 'the worker\'s thread');
+    assert.ok(r.elu.windows.some((w) => w.scopes.some((s) => s.name === 'work')), JSON.stringify(r.elu.windows.slice(0, 2)));
+    if (how === 'idle') {
+      assert.strictEqual(r.meta.incomplete, undefined, 'written by the worker\'s JS');
+    } else {
+      assert.deepStrictEqual(r.meta.incomplete, { reason: 'signal SIGTERM while the loop was blocked', missing: ['io.aggregates', 'heap'] });
+      assert.ok(r.lag.events.some((e) => e.ongoing && e.scope === 'blocker'), JSON.stringify(r.lag.events));
+    }
+  });
+}
+
+test('only a worker captures, the main thread listens for SIGTERM: its listener runs, the process exits as without rloop', async () => {
+  const plain = await run(['worker-graceful', 'plain', '-'], { signal: 'SIGTERM', ready: 'ready', holdMs: 300 });
+  const out = path.join(tmp, 'worker-graceful.json');
+  const watched = await run(['worker-graceful', 'idle', out], { signal: 'SIGTERM', ready: 'ready', holdMs: 300 });
+  assert.deepStrictEqual([watched.code, watched.signal, watched.stdout, watched.stderr], [0, null, 'ready\ngraceful\n', '']);
+  assert.deepStrictEqual([watched.code, watched.signal, watched.stdout, watched.stderr], [plain.code, plain.signal, plain.stdout, plain.stderr]);
+  assert.ok(watched.afterMs < plain.afterMs + 300, `exited ${watched.afterMs.toFixed(0)} ms after SIGTERM (plain: ${plain.afterMs.toFixed(0)})`);
+  assert.strictEqual(readReport(out).meta.reason, 'terminated', 'the exit terminated the worker mid-capture');
 });

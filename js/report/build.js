@@ -74,7 +74,8 @@ function buildReport(c) {
  *   lag: { enabled, thresholdMs }, io: { enabled, thresholdMs }, heapStats, profile }
  */
 function reportFrame(c, path, say) {
-  const missing = [c.io.enabled && 'io', c.heapStats && 'heap', c.profile && 'profile'].filter(Boolean);
+  // Slow I/O events reach the addon as they come (src/recording.rs); the aggregates do not.
+  const missing = [c.io.enabled && 'io.aggregates', c.heapStats && 'heap', c.profile && 'profile'].filter(Boolean);
   const report = {
     schema: SCHEMA,
     meta: { ...c.meta, durationMs: 0 },
