@@ -143,14 +143,23 @@ test('restore() ends a nested entry: each side is charged its own time, a call c
   let stale;
   await new Promise((resolve) =>
     setTimeout(() => {
+      // Each side's truth is the time between its switches (a loaded machine may pause the
+      // thread between them, outside the busy work: that pause is the side's too).
       const outer = rloop.enter('bus:sender', { key: 'm-1' });
-      spent['bus:sender'] += busy(10);
+      let t = performance.now();
+      busy(10);
       const inner = rloop.enter('bus:handler');
-      spent['bus:handler'] += busy(20);
+      let u = performance.now();
+      spent['bus:sender'] += u - t;
+      busy(20);
       setTimeout(() => resolve((spent['bus:handler'] += busy(5))), 1); // started inside the handler: the handler's
       rloop.restore(inner); // the sender again
-      spent['bus:sender'] += busy(15);
+      t = performance.now();
+      spent['bus:handler'] += t - u;
+      busy(15);
       rloop.restore(outer); // unattributed again
+      u = performance.now();
+      spent['bus:sender'] += u - t;
       spent.unattributed += busy(8);
       stale = inner;
     }, 1),
