@@ -186,14 +186,14 @@ function woke(now) {
   if (now >= wakeAt) wakeAt = attempt(onWake, now) ?? Infinity;
   cur = c;
   // rloop's own work is unattributed time, not the callback's about to run.
-  const after = performance.now();
-  L[HEADER] += after - now;
+  const done = performance.now();
+  L[HEADER] += done - now;
   // In the profile's timeline too: switches inside that work are overruled (js/timeline.js).
   if (log !== null) {
     log.add(now, 0);
-    log.add(after, scopeSlot(c));
+    log.add(done, scopeSlot(c));
   }
-  return after;
+  return done;
 }
 
 function attempt(fn, arg) {
