@@ -56,7 +56,7 @@ test('stop() is idempotent, start() after stop() starts afresh, and a second sta
   first.stop();
   assert.ok(first.stopped);
   assert.throws(() => first.elu(), /stopped/);
-  const second = rloop.start();
+  const second = rloop.start({ windowMs: 60000 }); // one window for the whole test on a slow machine
   rloop.scope('new', () => busy(5));
   await late; // work tagged by the first monitor is not charged to any scope of the second
   const w = second.elu();

@@ -18,6 +18,9 @@ const { busy, sleep, scopeIn } = require('./helpers');
 function assertCharged(window, name, ms) {
   assertNear(scopeIn(window, name).busyMs, ms, name);
 }
+// Tests that read the current window make it long enough to hold the whole test: on a loaded
+// machine a 1 s window can close mid-test and split the work between two.
+const ONE_WINDOW = 60000;
 function assertNear(got, ms, what) {
   assert.ok(got >= ms - 0.5 && got <= ms + 3, `${what}: charged ${got.toFixed(2)} ms, its work measured ${ms.toFixed(2)}`);
 }
@@ -70,7 +73,7 @@ test('a scope doing 30 ms of work every 100 ms through timers, promises and fs r
 });
 
 test('nested scopes are exclusive: a nanosecond is charged once, to the innermost scope', () => {
-  const mon = rloop.start();
+  const mon = rloop.start({ windowMs: ONE_WINDOW });
   const spent = { outer: 0, inner: 0, innermost: 0 }; // measured by the work itself
   rloop.scope('outer', () => {
     spent.outer += busy(20);
@@ -88,7 +91,7 @@ test('nested scopes are exclusive: a nanosecond is charged once, to the innermos
 });
 
 test('async work inherits the innermost scope that created it', async () => {
-  const mon = rloop.start();
+  const mon = rloop.start({ windowMs: ONE_WINDOW });
   const spent = { outer: 0, inner: 0 };
   await new Promise((resolve) => {
     rloop.scope('outer', () => {
@@ -113,7 +116,7 @@ test('async work inherits the innermost scope that created it', async () => {
 });
 
 test('enter() charges the rest of the callback and what it starts', async () => {
-  const mon = rloop.start();
+  const mon = rloop.start({ windowMs: ONE_WINDOW });
   let before = 0;
   let spent = 0;
   await new Promise((resolve) =>
@@ -138,7 +141,7 @@ test('enter() charges the rest of the callback and what it starts', async () => 
 });
 
 test('restore() ends a nested entry: each side is charged its own time, a call counted once', async () => {
-  const mon = rloop.start();
+  const mon = rloop.start({ windowMs: ONE_WINDOW });
   const spent = { 'bus:sender': 0, 'bus:handler': 0, unattributed: 0 };
   let stale;
   await new Promise((resolve) =>
@@ -175,7 +178,7 @@ test('restore() ends a nested entry: each side is charged its own time, a call c
   assertNear(sender.keys.worst[0].busyMs, spent['bus:sender'], 'the key, on both sides of the nested entry');
 
   // What a stopped monitor's enter() returned restores "unattributed" under the next one.
-  const next = rloop.start();
+  const next = rloop.start({ windowMs: ONE_WINDOW });
   let fresh = 0;
   let after = 0;
   await new Promise((resolve) =>
@@ -195,7 +198,7 @@ test('restore() ends a nested entry: each side is charged its own time, a call c
 });
 
 test('per-key statistics: percentiles, worst keys and the key cap', async () => {
-  const mon = rloop.start({ maxKeys: 50, worstKeys: 3 });
+  const mon = rloop.start({ maxKeys: 50, worstKeys: 3, windowMs: ONE_WINDOW });
   // 60 requests: 57 of 2 ms, then 25, 35 and 45 ms ones (far apart: a noisy machine may stretch
   // a 2 ms one); names are kept for 50 keys a window.
   const costs = [...Array(57).fill(2), 25, 35, 45];
@@ -219,7 +222,7 @@ test('per-key statistics: percentiles, worst keys and the key cap', async () => 
 });
 
 test('key slots are reused: late work of an old key goes to its scope', async () => {
-  const mon = rloop.start({ keySlots: 16 });
+  const mon = rloop.start({ keySlots: 16, windowMs: ONE_WINDOW });
   let late;
   rloop.scope('job', () => {
     late = new Promise((resolve) => setTimeout(() => resolve(busy(10)), 30));
@@ -235,7 +238,7 @@ test('key slots are reused: late work of an old key goes to its scope', async ()
 
 test('a server opened in a scope charges the connections it accepts', async () => {
   const net = require('node:net');
-  const mon = rloop.start();
+  const mon = rloop.start({ windowMs: ONE_WINDOW });
   const server = await new Promise((resolve) => {
     rloop.scope('tcp-in', () => {
       const s = net.createServer((socket) => socket.on('data', () => { busy(20); socket.end('ok'); }));
