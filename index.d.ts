@@ -229,6 +229,12 @@ export interface LagEvent {
   stackSeen: Frame[] | null;
   /** Why stackSeen is not the blocker's stack. */
   stackNote: string | null;
+  /**
+   * In a capture's report, with stackFrom 'profile': the stack of the code the profile sampled
+   * last in the stall and its scope before the blocker ran, other than the blocker's callers
+   * (`stack` shows those): how the loop got to the blocking code. null: the stall began in it.
+   */
+  stackBefore?: Frame[] | null;
   /** Native work the blocker was in, when Node's own frames on the stack say (or, from a profile, its kind of work). */
   native: 'crypto' | 'zlib' | 'fs' | 'child_process' | 'module loading' | 'JSON' | 'regex' | 'GC' | null;
   /** Who ran inside the stall, busiest first (sampled every few ms by the watch thread). */
