@@ -309,7 +309,11 @@ export interface Report {
   };
   lag: { enabled: boolean; thresholdMs: number; events: LagEvent[]; dropped: number; summary: { stalls: number; stretches: number; p99Ms: number; maxMs: number } };
   io: { enabled: boolean; thresholdMs: number; events: SlowIoEvent[]; dropped: number; aggregates: IoAggregate[] };
-  heap: null | { start: HeapStats; end: HeapStats; timeline: HeapStats[]; dropped: number; snapshot: null | { path: string; bytes: number } };
+  heap: null | {
+    start: HeapStats; end: HeapStats; timeline: HeapStats[]; dropped: number; snapshot: null | { path: string; bytes: number };
+    /** Memory as the app's start-up ended (the loop's first wake), when the capture began before the loop ran; else null. */
+    startUp?: HeapStats | null;
+  };
   profile: null | { intervalUs: number; file: string | null; analysis: Analysis; flame: Flame };
   /** Added by the Node-RED plugin: the nodes behind scopes named `node:<id>`. */
   nodered?: { nodes: Record<string, { name: string; type: string; flow: string; subflow?: string; messages?: number }> };

@@ -3,7 +3,7 @@
 // the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap.
 
 const { esc, text } = require('../escape');
-const { MB, size, ms, num, pct, where, plural, frame } = require('../format');
+const { MB, size, ms, num, pct, where, plural, frame, offset } = require('../format');
 const { badge, empty } = require('../table');
 const { groupBy } = require('../aggregate');
 const { topFrame } = require('../frames');
@@ -103,15 +103,33 @@ function slowIo(ctx) {
   };
 }
 
+/**
+ * A growing heap; of a capture that held the app's start-up, the growth after it is what a leak
+ * would be in, and the growth in it the app loading (modules, caches built at start).
+ */
 function heapGrowth(ctx) {
   const heap = ctx.r.heap;
-  const delta = heap ? heap.end?.heapUsed - heap.start?.heapUsed : NaN;
-  if (!(delta > MB)) return null;
+  const g = facts.heapGrowth(ctx.r);
+  if (!(g.total > MB)) return null;
+  const grew = `Heap used grew by ${size(g.total)} over the capture (${size(heap.start.heapUsed)} to ${size(heap.end.heapUsed)})`;
+  const advice = 'If it keeps growing across captures, take heap snapshots (heapSnapshot) at two times and compare what retains the new objects.';
+  if (g.startUp === null) {
+    return {
+      severity: g.total > 10 * MB ? 'warning' : 'info',
+      title: 'Heap growth.',
+      message: `${grew}.`,
+      suggestion: `Growth over one capture may be a cache warming up. ${advice}`,
+      section: 'memory',
+    };
+  }
+  const leak = g.after > MB;
   return {
-    severity: delta > 10 * MB ? 'warning' : 'info',
+    severity: g.after > 10 * MB ? 'warning' : 'info',
     title: 'Heap growth.',
-    message: `Heap used grew by ${size(delta)} over the capture (${size(heap.start.heapUsed)} to ${size(heap.end.heapUsed)}).`,
-    suggestion: 'Growth over one capture may be a cache warming up. If it keeps growing across captures, take heap snapshots (heapSnapshot) at two times and compare what retains the new objects.',
+    message: `${grew}: ${size(g.startUp, true)} during the app's start-up (to ${offset((g.startUpAt - ctx.start) / 1000)}, `
+      + `the event loop's first turn: loading modules and building state, not a leak), ${size(g.after, true)} after it.`,
+    suggestion: (leak ? `The growth after start-up may be a cache warming up. ${advice} ` : 'After start-up the heap did not grow by as much as 1 MB. ')
+      + 'RLOOP_DELAY starts a zero-code capture after the start-up.',
     section: 'memory',
   };
 }
