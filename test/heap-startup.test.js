@@ -75,6 +75,12 @@ test("a zero-code capture marks the app's start-up: its heap growth is no leak w
   const memory = section(html, 'memory');
   assert.match(memory, /start-up, to \+\d+\.\d+ s .*<b>\+\d+(\.\d+)? MB<\/b>.*after start-up/s);
   assert.match(memory, /<line class="start-up" x1="[\d.]+"/, 'the chart marks where start-up ended');
+  // The stall of building that state is start-up's too, said apart; the app stalls no more after it.
+  const startUpStall = report.lag.events.find((e) => e.atStart);
+  assert.ok(startUpStall && startUpStall.lagMs >= 50, JSON.stringify(report.lag.events.map((e) => [e.lagMs, e.atStart])));
+  const stalls = /<li class="finding (\w+)">(?:(?!<\/li>).)*?<b>Loop stalls\.<\/b> ([^<]*)/s.exec(html);
+  assert.match(stalls[2], /; 1 of them \([\d,.]+ ms\) was already running when rloop started \(zero-code: the app's start-up\); /);
+  if (report.lag.events.every((e) => e.atStart || e.lagMs < 100)) assert.strictEqual(stalls[1], 'info', 'no warning for start-up alone');
 });
 
 test('growth after start-up is still a warning, and says so', () => {

@@ -3,7 +3,7 @@
 // the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap.
 
 const { esc, text } = require('../escape');
-const { MB, size, ms, num, pct, where, plural, frame, offset } = require('../format');
+const { MB, size, ms, num, pct, where, plural, frame, offset, maxOf } = require('../format');
 const { badge, empty } = require('../table');
 const { groupBy } = require('../aggregate');
 const { topFrame } = require('../frames');
@@ -48,21 +48,32 @@ function loop(ctx) {
 
 const functionKey = (f) => `${f.functionName}\0${f.url}`;
 
+/**
+ * The stalls; one already running when rloop started (zero-code: the app's start-up, before
+ * any traffic) is said apart, and the others, when there are, rank scopes and code and set the
+ * severity.
+ */
 function stalls(ctx) {
   const st = facts.stalls(ctx.r);
   const { events } = st;
   if (!st.enabled || events.length === 0) return null;
-  const worst = st.longestMs;
-  const [scope] = groupBy(events, (e) => e.scope ?? null, (e) => e.lagMs);
-  const [place] = groupBy(events.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), (e) => e.lagMs);
+  const startUp = events.filter((e) => e.atStart);
+  const after = events.filter((e) => !e.atStart);
+  const ranked = startUp.length > 0 && after.length > 0 ? after : events;
+  const worst = startUp.length === 0 || st.dropped > 0 ? st.longestMs : maxOf(after, (e) => e.lagMs);
+  const [scope] = groupBy(ranked, (e) => e.scope ?? null, (e) => e.lagMs);
+  const [place] = groupBy(ranked.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), (e) => e.lagMs);
+  const since = ranked === after ? 'after start-up, ' : '';
   return {
-    severity: worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
+    severity: !(worst > 0) ? 'info' : worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
-    message: `The loop stalled ${plural(st.count, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(worst)}; `
-      + `by scope, the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
+    message: `The loop stalled ${plural(st.count, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(st.longestMs)}`
+      + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, (e) => e.lagMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
+      + `; ${since}by scope, the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
       + (place ? `; by code, in ${frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)}).` : '.'),
     location: place ? where(topFrame(place.items[0].stack)) : null,
-    suggestion: 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.',
+    suggestion: 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.'
+      + (startUp.length > 0 ? ' RLOOP_DELAY starts a zero-code capture after the start-up.' : ''),
     section: 'lag',
   };
 }
