@@ -110,19 +110,24 @@ function framesOf(leaf, { nodes, parent, own }, frameOf) {
 /**
  * The node sampled last before the first sample under `top` (the blocker's frame) that is
  * neither under it nor one of its callers, whose frames the blocker's stack already shows, nor
- * rloop's own; -1 when there is none: the stall began in the blocker.
+ * rloop's own work (its frames, and what they call before any app frame: the app's code in a
+ * scope runs under rloop's wrapper); -1 when there is none: the stall began in the blocker.
  */
-function leadIn(order, top, { nodes, parent, own }) {
+function leadIn(order, top, { parent, own, user }) {
   const callers = new Set();
   for (let j = top; j >= 0; j = parent[j]) callers.add(j);
   const under = (node) => {
     for (let j = node; j >= 0; j = parent[j]) if (j === top) return true;
     return false;
   };
+  const rloops = (node) => {
+    for (let j = node; j >= 0 && user[j] !== j; j = parent[j]) if (own[j] === 1) return true; // not its markers: the app's JSON.parse is the app's
+    return false;
+  };
   let before = -1;
   for (const node of order) {
     if (under(node)) return before;
-    if (!callers.has(node) && !own[node] && !isOwn(nodes[node].callFrame)) before = node;
+    if (!callers.has(node) && !rloops(node)) before = node;
   }
   return -1;
 }

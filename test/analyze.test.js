@@ -510,8 +510,8 @@ test("a stall's stackBefore: the code sampled last before the blocker, neither i
   const tree = [native('(root)'),
     [fn('onTimeout'),
       [fn('handler'),
-        [fn('prepare'), [fn('helper')]],
-        [fn('scope', require('node:url').pathToFileURL(path.join(__dirname, '..', 'js', 'index.js')).href)],
+        [fn('prepare'), [fn('helper')], [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL, key: 'prepare JSON.parse' }]],
+        [fn('scope', require('node:url').pathToFileURL(path.join(__dirname, '..', 'js', 'index.js')).href), [fn('now', 'node:internal/perf/utils')]],
         [fn('blocker'), [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL }], [fn('inner')]]],
       [fn('after')]],
     [native('(idle)')]];
@@ -523,11 +523,13 @@ test("a stall's stackBefore: the code sampled last before the blocker, neither i
     return profileStalls([{ at: 0, lagMs: names.length, scope: 'a', key: null, stack: null, stackFrom: null, native: null }], p, measured, o)[0];
   };
   const names = (e) => e.stackBefore?.map((f) => f.functionName) ?? null;
-  // prepare (and a helper under it) ran, then rloop's wrapper and the handler itself: the lead-in is prepare's.
-  const led = stallOf(['onTimeout', 'handler', 'helper', 'prepare', 'scope', 'handler', 'inner', ...Array(30).fill('JSON.parse'), 'after']);
+  // prepare (and a helper under it) ran, then rloop's wrapper (and what it called) and the handler itself: the lead-in is prepare's.
+  const led = stallOf(['onTimeout', 'handler', 'helper', 'prepare', 'scope', 'now', 'handler', 'inner', ...Array(30).fill('JSON.parse'), 'after']);
   assert.deepStrictEqual(led.stack.map((f) => f.functionName), ['blocker', 'handler', 'onTimeout']);
   assert.deepStrictEqual(names(led), ['prepare', 'handler', 'onTimeout'], 'how the loop reached the blocker; what ran after it is not');
   assert.deepStrictEqual(led.stackBefore[0], reported(fn('prepare')));
+  // The app's own JSON.parse, under rloop's marker, is the app's work: named by its caller.
+  assert.deepStrictEqual(names(stallOf(['handler', 'prepare JSON.parse', 'now', ...Array(30).fill('JSON.parse')])), ['prepare', 'handler', 'onTimeout']);
   // Only its callers ran before it: their frames are on its stack already.
   assert.strictEqual(stallOf(['onTimeout', 'handler', ...Array(30).fill('JSON.parse'), 'after', 'prepare']).stackBefore, null);
   assert.strictEqual(stallOf([...Array(30).fill('JSON.parse'), 'after']).stackBefore, null, 'the stall began in the blocker');
