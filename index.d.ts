@@ -229,6 +229,12 @@ export interface LagEvent {
   stackSeen: Frame[] | null;
   /** Why stackSeen is not the blocker's stack. */
   stackNote: string | null;
+  /**
+   * In a capture's report, with stackFrom 'profile': the stack of the code the profile sampled
+   * last in the stall and its scope before the blocker ran, other than the blocker's callers
+   * (`stack` shows those): how the loop got to the blocking code. null: the stall began in it.
+   */
+  stackBefore?: Frame[] | null;
   /** Native work the blocker was in, when Node's own frames on the stack say (or, from a profile, its kind of work). */
   native: 'crypto' | 'zlib' | 'fs' | 'child_process' | 'module loading' | 'JSON' | 'regex' | 'GC' | null;
   /** Who ran inside the stall, busiest first (sampled every few ms by the watch thread). */
@@ -303,7 +309,11 @@ export interface Report {
   };
   lag: { enabled: boolean; thresholdMs: number; events: LagEvent[]; dropped: number; summary: { stalls: number; stretches: number; p99Ms: number; maxMs: number } };
   io: { enabled: boolean; thresholdMs: number; events: SlowIoEvent[]; dropped: number; aggregates: IoAggregate[] };
-  heap: null | { start: HeapStats; end: HeapStats; timeline: HeapStats[]; dropped: number; snapshot: null | { path: string; bytes: number } };
+  heap: null | {
+    start: HeapStats; end: HeapStats; timeline: HeapStats[]; dropped: number; snapshot: null | { path: string; bytes: number };
+    /** Memory as the app's start-up ended (the loop's first wake), when the capture began before the loop ran; else null. */
+    startUp?: HeapStats | null;
+  };
   profile: null | { intervalUs: number; file: string | null; analysis: Analysis; flame: Flame };
   /** Added by the Node-RED plugin: the nodes behind scopes named `node:<id>`. */
   nodered?: { nodes: Record<string, { name: string; type: string; flow: string; subflow?: string; messages?: number }> };

@@ -271,7 +271,10 @@ class Capture {
         aggregates: this.#ioTotals ? this.#ioTotals.aggregates() : [],
       },
       heap: o.heapStats
-        ? { start: this.#heapStart, end: heap.stats(), timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null }
+        ? {
+          start: this.#heapStart, end: heap.stats(), timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null,
+          startUp: this.#timeline.startUp,
+        }
         : null,
       profile: profile
         ? {

@@ -26,7 +26,9 @@ function optionsOf(what, options, known, callback) {
  * Samples stats() into a ring of the last `max` samples (older ones are dropped and counted in
  * `dropped`) as the monitored loop wakes, at most every `everyMs`: no timer, so none for the
  * app's own hooks to see, and no sample while the loop idles (nothing allocates then) or is
- * blocked. Needs this thread's monitor running (js/hooks.js).
+ * blocked. Needs this thread's monitor running (js/hooks.js). Begun before the event loop ran
+ * (zero-code's preload, or the main module), its first sample, at the loop's first wake, is the
+ * memory as the app's start-up ended: `startUp` (else null), whatever the ring drops.
  */
 function timeline(options) {
   const given = optionsOf('timeline()', options, ['everyMs', 'max', 'onSample'], 'onSample');
@@ -36,10 +38,12 @@ function timeline(options) {
   const ring = [];
   let taken = 0;
   let next = -Infinity;
+  let startUp = performance.nodeTiming.loopStart >= 0 ? null : undefined; // undefined: to take
   const sample = (now) => {
     if (now >= next) {
       next = now + everyMs;
       const s = stats();
+      if (startUp === undefined) startUp = s;
       ring[taken % max] = s;
       taken++;
       if (onSample) onSample(s);
@@ -55,6 +59,9 @@ function timeline(options) {
     },
     get dropped() {
       return Math.max(0, taken - max);
+    },
+    get startUp() {
+      return startUp ?? null;
     },
     stop: () => stopWaking(sample),
   };

@@ -3,7 +3,9 @@
 // thread wherever it is — inside JSON.parse, a regex or C++ too — so its samples inside the
 // stall's span show the blocker, where the stack sampler's interrupt waits for the next JS
 // (src/blame.rs). Only samples in the scope the stall is charged to count: the stall's other
-// scopes are listed in its `scopes`. Pure: no clock, no I/O.
+// scopes are listed in its `scopes`. The same samples, in order, tell what ran just before the
+// blocker in the stall (`stackBefore`): how the loop got there, where the blocker's own stack
+// names only its callers. Pure: no clock, no I/O.
 
 const { isOwn } = require('./report/frames');
 
@@ -16,7 +18,8 @@ const NATIVE_OF = { json: 'JSON', regex: 'regex', crypto: 'crypto', gc: 'GC' };
 
 /**
  * The lag `events`, each stall with samples of its scope in `profile` given the heaviest of
- * them as `stack` (`stackFrom: 'profile'`) and the native work they show as `native`.
+ * them as `stack` (`stackFrom: 'profile'`), the native work they show as `native`, and the
+ * stack of the code that ran in it just before the blocker as `stackBefore` (null: none did).
  * @param measured what js/analyze.js measured: `nodes`, `index` (id -> node), `parent`,
  *   `category` and `names`, `user` (nearest user frame per node), `own` (rloop's frames).
  * @param o `{ originMs, offsetUs, scopeTimeline, frameOf }`: epoch ms of performance.now() 0; µs
@@ -25,7 +28,8 @@ const NATIVE_OF = { json: 'JSON', regex: 'regex', crypto: 'crypto', gc: 'GC' };
  */
 function profileStalls(events, profile, measured, o) {
   const spans = events
-    .map((e, i) => ({ i, e, from: (e.at - o.originMs) * 1000 + o.offsetUs, counts: new Map() })) // samples per node
+    // Samples per node, and the nodes in the order they were sampled (runs of one node as one).
+    .map((e, i) => ({ i, e, from: (e.at - o.originMs) * 1000 + o.offsetUs, counts: new Map(), order: [] }))
     .filter((s) => Number.isFinite(s.from))
     .sort((a, b) => a.from - b.from);
   if (spans.length === 0) return events;
@@ -58,6 +62,7 @@ function collect(spans, { samples, timeDeltas, startTime, endTime }, { index, ca
       if (category[node] !== gc) before = node;
       else if (before >= 0) node = before;
       s.counts.set(node, (s.counts.get(node) ?? 0) + 1);
+      if (s.order[s.order.length - 1] !== node) s.order.push(node);
     }
     t = next;
   }
@@ -74,8 +79,9 @@ function scopeAt(timeline, t) {
   return lo >= 0 ? timeline[lo][1] : null;
 }
 
-/** The heaviest user frame's heaviest stack in a span, as `{ stack, native }`; null if too few samples. */
-function heaviest({ counts }, { nodes, parent, category, names, user, own }, { frameOf }) {
+/** The heaviest user frame's heaviest stack in a span, as `{ stack, native, stackBefore }`; null if too few samples. */
+function heaviest({ counts, order }, measured, { frameOf }) {
+  const { category, names, user } = measured;
   const byUser = new Map(); // nearest user frame (or the node, without one) -> samples
   for (const [node, n] of counts) {
     const key = user[node] >= 0 ? user[node] : node;
@@ -86,13 +92,44 @@ function heaviest({ counts }, { nodes, parent, category, names, user, own }, { f
   if (top < 0 || byUser.get(top) < MIN_SAMPLES) return null;
   let leaf = -1;
   for (const [node, n] of counts) if ((user[node] >= 0 ? user[node] : node) === top && (leaf < 0 || n > counts.get(leaf))) leaf = node;
-  const stack = [];
-  // Not '(root)'; nor rloop's frames, its markers of builtins included: `native` names their work.
-  for (let j = leaf; j >= 0 && parent[j] >= 0; j = parent[j]) if (!own[j] && !isOwn(nodes[j].callFrame)) stack.push(frameOf(nodes[j].callFrame));
+  const stack = framesOf(leaf, measured, frameOf);
   const kind = names[category[leaf]];
   const zlib = stack.some((f) => f.url === 'node:zlib');
   const native = NATIVE_OF[kind] ?? (kind === 'sync-io' ? (stack.some((f) => f.url.includes('child_process')) ? 'child_process' : 'fs') : zlib ? 'zlib' : null);
-  return { stack, native };
+  const before = leadIn(order, top, measured);
+  return { stack, native, stackBefore: before < 0 ? null : framesOf(before, measured, frameOf) };
+}
+
+/** A node's stack, leaf first: not '(root)'; nor rloop's frames, its markers of builtins included (`native` names their work). */
+function framesOf(leaf, { nodes, parent, own }, frameOf) {
+  const stack = [];
+  for (let j = leaf; j >= 0 && parent[j] >= 0; j = parent[j]) if (!own[j] && !isOwn(nodes[j].callFrame)) stack.push(frameOf(nodes[j].callFrame));
+  return stack;
+}
+
+/**
+ * The node sampled last before the first sample under `top` (the blocker's frame) that is
+ * neither under it nor one of its callers, whose frames the blocker's stack already shows, nor
+ * rloop's own work (its frames, and what they call before any app frame: the app's code in a
+ * scope runs under rloop's wrapper); -1 when there is none: the stall began in the blocker.
+ */
+function leadIn(order, top, { parent, own, user }) {
+  const callers = new Set();
+  for (let j = top; j >= 0; j = parent[j]) callers.add(j);
+  const under = (node) => {
+    for (let j = node; j >= 0; j = parent[j]) if (j === top) return true;
+    return false;
+  };
+  const rloops = (node) => {
+    for (let j = node; j >= 0 && user[j] !== j; j = parent[j]) if (own[j] === 1) return true; // not its markers: the app's JSON.parse is the app's
+    return false;
+  };
+  let before = -1;
+  for (const node of order) {
+    if (under(node)) return before;
+    if (!callers.has(node) && !rloops(node)) before = node;
+  }
+  return -1;
 }
 
 module.exports = { profileStalls };

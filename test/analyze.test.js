@@ -495,9 +495,42 @@ test("a stall's stack from the profile: samples inside its span and in its scope
   const o = { originMs: 0, offsetUs: 0, scopeTimeline, frameOf };
   const out = events.map((e) => profileStalls([e], p, measured, o)[0]); // they overlap; a thread's stalls never do
   assert.deepStrictEqual(profileStalls([events[1], events[3]], p, measured, o), [out[1], out[3]], 'several in one pass');
-  assert.deepStrictEqual(out[0], { ...events[0], stack: [reported(fn('blocker'))], stackFrom: 'profile', native: 'JSON' }, 'the marker hidden, its work named; what the sampler saw kept, with why');
+  assert.deepStrictEqual(out[0], { ...events[0], stack: [reported(fn('blocker'))], stackFrom: 'profile', native: 'JSON', stackBefore: null },
+    'the marker hidden, its work named; what the sampler saw kept, with why; nothing ran in the stall before the blocker');
   assert.deepStrictEqual([out[1].stack, out[1].stackFrom, out[1].native], [[reported(fn('after'))], 'profile', null]);
   assert.deepStrictEqual([out[4].stack, out[4].native], [[reported(native('(garbage collector)'))], 'GC']);
   assert.deepStrictEqual([out[2], out[3], out[5]], [events[2], events[3], events[5]], 'left as the sampler gave them');
   assert.strictEqual(profileStalls([], p, measured, o).length, 0);
+});
+
+// Issue #11 §1: what ran just before the blocker, in the same stall and scope, from the profile's samples in order.
+test("a stall's stackBefore: the code sampled last before the blocker, neither its caller nor under it, nor rloop's", () => {
+  const { study, frameOf } = require('../js/analyze');
+  const { profileStalls } = require('../js/stall-stacks');
+  const tree = [native('(root)'),
+    [fn('onTimeout'),
+      [fn('handler'),
+        [fn('prepare'), [fn('helper')], [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL, key: 'prepare JSON.parse' }]],
+        [fn('scope', require('node:url').pathToFileURL(path.join(__dirname, '..', 'js', 'index.js')).href), [fn('now', 'node:internal/perf/utils')]],
+        [fn('blocker'), [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL }], [fn('inner')]]],
+      [fn('after')]],
+    [native('(idle)')]];
+  const stallOf = (names) => {
+    const p = synthetic(tree, names, { startTime: 0, stepUs: 1000 });
+    const scopeTimeline = [[0, 'a']];
+    const { measured } = study(p, { scopeTimeline });
+    const o = { originMs: 0, offsetUs: 0, scopeTimeline, frameOf };
+    return profileStalls([{ at: 0, lagMs: names.length, scope: 'a', key: null, stack: null, stackFrom: null, native: null }], p, measured, o)[0];
+  };
+  const names = (e) => e.stackBefore?.map((f) => f.functionName) ?? null;
+  // prepare (and a helper under it) ran, then rloop's wrapper (and what it called) and the handler itself: the lead-in is prepare's.
+  const led = stallOf(['onTimeout', 'handler', 'helper', 'prepare', 'scope', 'now', 'handler', 'inner', ...Array(30).fill('JSON.parse'), 'after']);
+  assert.deepStrictEqual(led.stack.map((f) => f.functionName), ['blocker', 'handler', 'onTimeout']);
+  assert.deepStrictEqual(names(led), ['prepare', 'handler', 'onTimeout'], 'how the loop reached the blocker; what ran after it is not');
+  assert.deepStrictEqual(led.stackBefore[0], reported(fn('prepare')));
+  // The app's own JSON.parse, under rloop's marker, is the app's work: named by its caller.
+  assert.deepStrictEqual(names(stallOf(['handler', 'prepare JSON.parse', 'now', ...Array(30).fill('JSON.parse')])), ['prepare', 'handler', 'onTimeout']);
+  // Only its callers ran before it: their frames are on its stack already.
+  assert.strictEqual(stallOf(['onTimeout', 'handler', ...Array(30).fill('JSON.parse'), 'after', 'prepare']).stackBefore, null);
+  assert.strictEqual(stallOf([...Array(30).fill('JSON.parse'), 'after']).stackBefore, null, 'the stall began in the blocker');
 });

@@ -123,4 +123,39 @@ async function primeStackSampler() {
   }
 }
 
-module.exports = { busy, sleep, scopeIn, nodeFor, nodeRedFor, onPath, newestGlibc, compareVersions, primeStackSampler, NODE_LINES, NODE_RED_LINES };
+const CHROMIUM = '/usr/bin/chromium'; // .ci/run installs it
+
+/**
+ * Opens the HTML page `html` in headless Chromium as `artifacts/<name>.html` (git-ignored, for a
+ * person to look at) and runs `fn(page)`; asserts the page logged no error. Screenshots are
+ * `fn`'s to take.
+ */
+async function inChromium(name, html, fn) {
+  const os = require('node:os');
+  const { chromium } = require('playwright-core');
+  const artifacts = path.join(__dirname, '..', 'artifacts');
+  fs.mkdirSync(artifacts, { recursive: true });
+  const file = path.join(artifacts, `${name}.html`);
+  fs.writeFileSync(file, html);
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    await page.goto(`file://${file}`, { waitUntil: 'load' });
+    await fn(page, artifacts);
+    if (errors.length > 0) throw new Error(`${name}: page errors ${JSON.stringify(errors)}`);
+  } finally {
+    await browser.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+module.exports = {
+  busy, sleep, scopeIn, nodeFor, nodeRedFor, onPath, newestGlibc, compareVersions, primeStackSampler, inChromium, CHROMIUM, NODE_LINES, NODE_RED_LINES,
+};

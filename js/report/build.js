@@ -49,7 +49,7 @@ function lagSummary(windows) {
 /**
  * @param c what a capture collected: { meta, windowMs, totalsBefore, totalsAfter, windows,
  *   lag: { enabled, thresholdMs, events, dropped }, io: { enabled, thresholdMs, events, dropped,
- *   aggregates }, heap: { start, end, timeline, dropped, snapshot }, profile }
+ *   aggregates }, heap: { start, end, timeline, dropped, snapshot, startUp }, profile }
  */
 function buildReport(c) {
   const durationMs = c.meta.end - c.meta.start;

@@ -1,8 +1,9 @@
 'use strict';
 // The numbers more than one part of the page states, computed once, so the summary cards, the
 // diagnosis and each section agree: stalls (count, longest, p99), slow I/O by side, the
-// profile's busy time (the basis of every CPU share), the capture's span, and how much of a
-// slow operation's wait the app's own stalls account for.
+// profile's busy time (the basis of every CPU share), the capture's span, how much of a
+// slow operation's wait the app's own stalls account for, and the heap's growth with the part
+// that was the app's start-up.
 
 const { list } = require('./context');
 const { finite, maxOf } = require('./format');
@@ -135,4 +136,18 @@ function stalledDuring(events, stallEvents) {
   return { ms: each.reduce((sum, e) => sum + e.ms, 0), stalls, events: each };
 }
 
-module.exports = { stalls, slowIo, busyMs, busyPercent, spanS, stalledDuring, INCOMING };
+/**
+ * Heap used's growth over the capture, bytes: `total`, and when the capture held the app's
+ * start-up (`heap.startUp`), `startUp` the part up to its end and `after` the rest, the part a
+ * leak would be in (else both null); `startUpAt` epoch ms of its end. NaN total without stats.
+ */
+function heapGrowth(report) {
+  const heap = report.heap;
+  const start = heap?.start?.heapUsed;
+  const total = heap ? heap.end?.heapUsed - start : NaN;
+  const up = heap?.startUp;
+  if (!(finite(total) && finite(up?.heapUsed) && finite(up?.at))) return { total, startUp: null, after: null, startUpAt: null };
+  return { total, startUp: up.heapUsed - start, after: heap.end.heapUsed - up.heapUsed, startUpAt: up.at };
+}
+
+module.exports = { stalls, slowIo, busyMs, busyPercent, spanS, stalledDuring, heapGrowth, INCOMING };

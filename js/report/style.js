@@ -89,6 +89,7 @@ svg.chart{width:100%;height:auto;display:block;margin:4px 0 8px}
 .m-heapUsed{stroke:var(--m-heapUsed);background:var(--m-heapUsed)}.m-external{stroke:var(--m-external);background:var(--m-external)}
 .dot{fill-opacity:.8;stroke:var(--panel);stroke-width:1}.dot:hover{fill-opacity:1;stroke:var(--text)}
 .threshold{stroke:var(--poor);stroke-dasharray:4 4;stroke-width:1}
+.start-up{stroke:var(--muted);stroke-dasharray:2 4;stroke-width:1.5}
 .catbar{display:flex;height:14px;border-radius:4px;overflow:hidden;margin:4px 0}
 .cat-user{--c:var(--c-user)}.cat-node{--c:var(--c-node)}.cat-native{--c:var(--c-native)}.cat-json{--c:var(--c-json)}
 .cat-regex{--c:var(--c-regex)}.cat-crypto{--c:var(--c-crypto)}.cat-sync-io{--c:var(--c-sync-io)}.cat-gc{--c:var(--c-gc)}

@@ -3,7 +3,7 @@
 // the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap.
 
 const { esc, text } = require('../escape');
-const { MB, size, ms, num, pct, where, plural, frame } = require('../format');
+const { MB, size, ms, num, pct, where, plural, frame, offset, maxOf } = require('../format');
 const { badge, empty } = require('../table');
 const { groupBy } = require('../aggregate');
 const { topFrame } = require('../frames');
@@ -48,21 +48,32 @@ function loop(ctx) {
 
 const functionKey = (f) => `${f.functionName}\0${f.url}`;
 
+/**
+ * The stalls; one already running when rloop started (zero-code: the app's start-up, before
+ * any traffic) is said apart, and the others, when there are, rank scopes and code and set the
+ * severity.
+ */
 function stalls(ctx) {
   const st = facts.stalls(ctx.r);
   const { events } = st;
   if (!st.enabled || events.length === 0) return null;
-  const worst = st.longestMs;
-  const [scope] = groupBy(events, (e) => e.scope ?? null, (e) => e.lagMs);
-  const [place] = groupBy(events.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), (e) => e.lagMs);
+  const startUp = events.filter((e) => e.atStart);
+  const after = events.filter((e) => !e.atStart);
+  const ranked = startUp.length > 0 && after.length > 0 ? after : events;
+  const worst = startUp.length === 0 || st.dropped > 0 ? st.longestMs : maxOf(after, (e) => e.lagMs);
+  const [scope] = groupBy(ranked, (e) => e.scope ?? null, (e) => e.lagMs);
+  const [place] = groupBy(ranked.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), (e) => e.lagMs);
+  const since = ranked === after ? 'after start-up, ' : '';
   return {
-    severity: worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
+    severity: !(worst > 0) ? 'info' : worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
-    message: `The loop stalled ${plural(st.count, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(worst)}; `
-      + `by scope, the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
+    message: `The loop stalled ${plural(st.count, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(st.longestMs)}`
+      + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, (e) => e.lagMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
+      + `; ${since}by scope, the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
       + (place ? `; by code, in ${frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)}).` : '.'),
     location: place ? where(topFrame(place.items[0].stack)) : null,
-    suggestion: 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.',
+    suggestion: 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.'
+      + (startUp.length > 0 ? ' RLOOP_DELAY starts a zero-code capture after the start-up.' : ''),
     section: 'lag',
   };
 }
@@ -103,15 +114,33 @@ function slowIo(ctx) {
   };
 }
 
+/**
+ * A growing heap; of a capture that held the app's start-up, the growth after it is what a leak
+ * would be in, and the growth in it the app loading (modules, caches built at start).
+ */
 function heapGrowth(ctx) {
   const heap = ctx.r.heap;
-  const delta = heap ? heap.end?.heapUsed - heap.start?.heapUsed : NaN;
-  if (!(delta > MB)) return null;
+  const g = facts.heapGrowth(ctx.r);
+  if (!(g.total > MB)) return null;
+  const grew = `Heap used grew by ${size(g.total)} over the capture (${size(heap.start.heapUsed)} to ${size(heap.end.heapUsed)})`;
+  const advice = 'If it keeps growing across captures, take heap snapshots (heapSnapshot) at two times and compare what retains the new objects.';
+  if (g.startUp === null) {
+    return {
+      severity: g.total > 10 * MB ? 'warning' : 'info',
+      title: 'Heap growth.',
+      message: `${grew}.`,
+      suggestion: `Growth over one capture may be a cache warming up. ${advice}`,
+      section: 'memory',
+    };
+  }
+  const leak = g.after > MB;
   return {
-    severity: delta > 10 * MB ? 'warning' : 'info',
+    severity: g.after > 10 * MB ? 'warning' : 'info',
     title: 'Heap growth.',
-    message: `Heap used grew by ${size(delta)} over the capture (${size(heap.start.heapUsed)} to ${size(heap.end.heapUsed)}).`,
-    suggestion: 'Growth over one capture may be a cache warming up. If it keeps growing across captures, take heap snapshots (heapSnapshot) at two times and compare what retains the new objects.',
+    message: `${grew}: ${size(g.startUp, true)} during the app's start-up (to ${offset((g.startUpAt - ctx.start) / 1000)}, `
+      + `the event loop's first turn: loading modules and building state, not a leak), ${size(g.after, true)} after it.`,
+    suggestion: (leak ? `The growth after start-up may be a cache warming up. ${advice} ` : 'After start-up the heap did not grow by as much as 1 MB. ')
+      + 'RLOOP_DELAY starts a zero-code capture after the start-up.',
     section: 'memory',
   };
 }

@@ -37,6 +37,7 @@ function timeline(ctx, events, thresholdMs) {
         ...(e.rloopMs > 0 ? [`${ms(e.rloopMs)} of it rloop starting the CPU profile`] : []),
         ...(e.stackFrom === 'profile' && stack.length > 0 ? [FROM_PROFILE] : []),
         ...(stack.length > 0 ? stack.slice(0, TIP_FRAMES).map((f) => `  ${frameText(f)}`) : [noStack(e)]),
+        ...(topFrame(e.stackBefore) ? [`${BEFORE} ${frameText(topFrame(e.stackBefore))}`] : []),
       ];
       return `<circle class="dot" cx="${round(p.x((e.at - ctx.start) / 1000))}" cy="${round(p.y(e.lagMs))}" r="${round(r)}" `
         + `style="fill:${esc(ctx.color(e.scope))}" ${tip(lines)}/>`;
@@ -109,14 +110,22 @@ function worst(ctx, events) {
 
 // A profile's samples inside the stall are right even where V8 could not be interrupted.
 const FROM_PROFILE = 'stack from the CPU profile\'s samples inside the stall';
+// The profile's samples in order: the code the stall ran before the blocker (how it got there).
+const BEFORE = 'ran just before it:';
 
 function stackCell(e) {
   if (list(e.stack).length > 0) {
     const from = e.stackFrom === 'profile' ? `<span class="muted">${esc(FROM_PROFILE)}</span><br>` : '';
-    return from + stackDetails(e.stack, esc(frameText(topFrame(e.stack))));
+    return from + stackDetails(e.stack, esc(frameText(topFrame(e.stack)))) + ranBefore(e);
   }
   const seen = list(e.stackSeen).length > 0 ? stackDetails(e.stackSeen, 'frames that ran after it') : '';
   return `<span class="muted">${esc(noStack(e))}</span>${seen}`;
+}
+
+/** What the profile saw run in the stall just before its blocker: how the loop got there. */
+function ranBefore(e) {
+  const before = topFrame(e.stackBefore);
+  return before ? stackDetails(e.stackBefore, `<span class="muted">${esc(BEFORE)}</span> ${esc(frameText(before))}`) : '';
 }
 
 function render(ctx) {

@@ -72,10 +72,23 @@ function timeline(ctx, samples) {
     return `<polyline class="line m-${key}" points="${d}"/>`;
   });
   const tips = points.map((pt) => [offset(pt.at), ...CHARTED.map((k) => `${LABEL[k]}: ${size(pt[k])}`)]);
-  const body = lines.join('') + hoverColumns(p, edgesAround(p, points.map((pt) => p.x(pt.at))), tips);
+  const g = facts.heapGrowth(ctx.r);
+  // Where the app's start-up ended: the growth left of it is the app loading.
+  const startUp = g.startUpAt === null ? ''
+    : `<line class="start-up" x1="${round(p.x((g.startUpAt - t0) / 1000))}" x2="${round(p.x((g.startUpAt - t0) / 1000))}" y1="${round(p.y(0))}" y2="${round(p.y(Infinity))}"/>`;
+  const body = startUp + lines.join('') + hoverColumns(p, edgesAround(p, points.map((pt) => p.x(pt.at))), tips);
   const legend = CHARTED.map((k) => `<span><i class="swatch m-${k}"></i>${esc(LABEL[k])}</span>`).join('');
   const note = groups.length < samples.length ? capped(ctx, `Memory chart: ${num(samples.length)} samples drawn as ${groups.length} points, each the highest of its span.`) : '';
   return `<div class="legend">${legend}</div>${chart(p, { label: 'Memory over the capture, MB', yFormat: (v) => `${num(v, 0)} MB`, body })}${note}`;
+}
+
+/** How much of heap used's growth was the app's start-up, when the capture held it. */
+function startUpNote(ctx) {
+  const g = facts.heapGrowth(ctx.r);
+  if (g.startUp === null) return '';
+  return `<p class="facts"><span>start-up, to ${offset((g.startUpAt - ctx.start) / 1000)} (the event loop's first turn, the dashed line) `
+    + `<b>${size(g.startUp, true)}</b></span><span>after start-up <b class="delta ${growth(g.after)}">${size(g.after, true)}</b></span>`
+    + '<span class="muted">heap used</span></p>';
 }
 
 function render(ctx) {
@@ -83,7 +96,7 @@ function render(ctx) {
   if (!heap) return empty('Heap statistics were not collected in this capture (capture({ heapStats: true }) collects them).');
   const samples = heapSamples(heap);
   if (samples.length === 0) return empty('The report holds no heap statistics.');
-  const parts = [deltas(heap, samples), timeline(ctx, samples)];
+  const parts = [deltas(heap, samples), startUpNote(ctx), timeline(ctx, samples)];
   if (heap.dropped > 0) parts.push(capped(ctx, `Memory: the capture dropped ${plural(heap.dropped, 'older sample')} of its timeline.`));
   if (heap.snapshot) parts.push(`<p>Heap snapshot written to <code>${text(heap.snapshot.path, 1000)}</code> (${size(heap.snapshot.bytes)}).</p>`);
   return parts.join('');

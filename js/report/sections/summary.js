@@ -58,9 +58,11 @@ function render(ctx) {
   cards.push(stallCard(ctx));
   cards.push(ioCard(ctx));
   const samples = heapSamples(heap);
-  const delta = heap ? heap.end?.heapUsed - heap.start?.heapUsed : NaN;
+  const g = facts.heapGrowth(ctx.r);
+  // Coloured by the growth after start-up when the capture held it: start-up is no leak.
+  const delta = g.startUp === null ? `${size(g.total, true)} over the capture` : `${size(g.total, true)} over the capture, ${size(g.startUp, true)} of it in start-up`;
   cards.push(card('memory', 'Peak heap used', samples.length > 0 ? size(maxOf(samples, (s) => s.heapUsed)) : '—',
-    samples.length > 0 ? `${size(delta, true)} over the capture` : 'no heap statistics', samples.length > 0 ? growth(delta) : ''));
+    samples.length > 0 ? delta : 'no heap statistics', samples.length > 0 ? growth(g.startUp === null ? g.total : g.after) : ''));
   return `<div class="cards">${cards.join('')}</div>`;
 }
 
