@@ -1,8 +1,11 @@
 'use strict';
-// One scenario of bench/memory.js in this process: `run(name, withRloop)` resolves to
-// `{ heapUsedMb, rssMb, note }`, growth after GC over the scenario's work (reads for the note
+// One scenario of bench/memory.js in this process: `run(name, withRloop, captureMs, options)`
+// resolves to `{ heapUsedMb, rssMb, parts, note }`, growth after GC over the scenario's work
+// (`options` go to rloop.start(); `parts` splits RSS, see parts() below; reads for the note
 // come after the measurement; long-names says what RSS is once its history was read).
 
+const fs = require('node:fs');
+const v8 = require('node:v8');
 const { Worker } = require('node:worker_threads');
 const { setTimeout: sleep } = require('node:timers/promises');
 
@@ -13,7 +16,18 @@ async function settled() {
   global.gc();
   await sleep(50);
   global.gc();
-  return process.memoryUsage();
+  return { ...process.memoryUsage(), ...parts() };
+}
+
+/** What RSS is made of, in bytes: V8's new space and its other spaces (this isolate's), and the
+ * process's anonymous and file-backed pages (other isolates, such as the stack sampler's worker,
+ * and malloc are in the anonymous ones). */
+function parts() {
+  const spaces = v8.getHeapSpaceStatistics();
+  const newSpace = spaces.filter((s) => s.space_name === 'new_space').reduce((a, s) => a + s.physical_space_size, 0);
+  const v8All = spaces.reduce((a, s) => a + s.physical_space_size, 0);
+  const kb = (field) => Number(/^(\w+):\s+(\d+)/m.exec(fs.readFileSync('/proc/self/smaps_rollup', 'utf8').split('\n').find((l) => l.startsWith(`${field}:`)) ?? '')?.[2] ?? NaN) * 1024;
+  return { newSpace, v8Other: v8All - newSpace, anonOutsideV8: kb('Anonymous') - v8All, file: kb('Rss') - kb('Anonymous') };
 }
 
 const spin = (ms) => { const end = performance.now() + ms; while (performance.now() < end); };
@@ -79,8 +93,8 @@ const scenarios = {
   },
 };
 
-async function run(name, withRloop, captureMs) {
-  const options = { capture: { windowMs: 10 }, 'long-names': { windowMs: 100 } }[name] ?? {};
+async function run(name, withRloop, captureMs, extra = {}) {
+  const options = { ...({ capture: { windowMs: 10 }, 'long-names': { windowMs: 100 } }[name] ?? {}), ...extra };
   if (withRloop) rloop = require('..');
   const before = await settled();
   const mon = withRloop && name !== 'workers' ? rloop.start(options) : null;
@@ -89,7 +103,8 @@ async function run(name, withRloop, captureMs) {
   const said = typeof note === 'function' ? await note(before) : note ?? undefined;
   if (mon && !mon.stopped) mon.stop();
   const mb = (k) => (after[k] - before[k]) / 2 ** 20;
-  return { heapUsedMb: mb('heapUsed'), rssMb: mb('rss'), note: said };
+  const parts = Object.fromEntries(['newSpace', 'v8Other', 'anonOutsideV8', 'file'].map((k) => [`${k}Mb`, mb(k)]));
+  return { heapUsedMb: mb('heapUsed'), rssMb: mb('rss'), parts, note: said };
 }
 
 module.exports = { run };

@@ -3,7 +3,10 @@
 // same work), heap used and RSS after GC minus what they were before the work; prints the
 // deltas in MB and writes bench/results/memory-<time>.json with a fingerprint.
 //
-//   node bench/memory.js [--only churn,names,long-names,workers,capture] [--capture-ms N]
+//   node bench/memory.js [--only churn,names,long-names,workers,capture] [--capture-ms N] [--options JSON]
+//
+// --options: more rloop.start() options, as JSON: what a part costs, by turning it off or down
+// ('{"lag":false}': no stack sampler; '{"keySlots":16}': a key ring of 16 slots).
 //
 // churn       10 M async operations in 12 000 keyed scopes (past maxScopes), 1 M distinct keys
 // names       1 M distinct scope names, 990 000 past maxScopes
@@ -18,10 +21,10 @@ const { parseArgs } = require('node:util');
 const { fingerprint } = require('./fingerprint');
 
 const SCENARIOS = ['churn', 'names', 'long-names', 'workers', 'capture'];
-const { values: o } = parseArgs({ options: { only: { type: 'string' }, 'capture-ms': { type: 'string', default: '600000' }, child: { type: 'string' }, rloop: { type: 'string' } } });
+const { values: o } = parseArgs({ options: { only: { type: 'string' }, 'capture-ms': { type: 'string', default: '600000' }, options: { type: 'string', default: '{}' }, child: { type: 'string' }, rloop: { type: 'string' } } });
 
 if (o.child) {
-  require('./memory-child').run(o.child, o.rloop === '1', Number(o['capture-ms'])).then((r) => console.log(JSON.stringify(r)));
+  require('./memory-child').run(o.child, o.rloop === '1', Number(o['capture-ms']), JSON.parse(o.options)).then((r) => console.log(JSON.stringify(r)));
 } else {
   const only = o.only ? o.only.split(',') : SCENARIOS;
   const unknown = only.find((s) => !SCENARIOS.includes(s));
@@ -29,7 +32,7 @@ if (o.child) {
   const results = {};
   for (const scenario of only) {
     const run = (withRloop) => {
-      const args = ['--expose-gc', __filename, '--child', scenario, '--rloop', withRloop ? '1' : '0', '--capture-ms', o['capture-ms']];
+      const args = ['--expose-gc', __filename, '--child', scenario, '--rloop', withRloop ? '1' : '0', '--capture-ms', o['capture-ms'], '--options', o.options];
       return JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
     };
     const none = run(false);
@@ -37,10 +40,12 @@ if (o.child) {
     results[scenario] = { none, rloop };
     const d = (k) => `${rloop[k].toFixed(1)} MB (without rloop ${none[k].toFixed(1)}, +${(rloop[k] - none[k]).toFixed(1)})`;
     console.log(`${scenario.padEnd(11)} heap used ${d('heapUsedMb')}, RSS ${d('rssMb')}${rloop.note ? `; ${rloop.note}` : ''}${none.note ? ` (without rloop: ${none.note})` : ''}`);
+    const part = (k) => `${(rloop.parts[k] - none.parts[k]).toFixed(1)}`;
+    console.log(`${''.padEnd(11)} RSS over no rloop: V8 new space ${part('newSpaceMb')}, V8's other spaces ${part('v8OtherMb')}, other anonymous memory ${part('anonOutsideV8Mb')} (malloc, other isolates), file-backed ${part('fileMb')} MB`);
   }
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `memory-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({ fingerprint: fingerprint({ only, captureMs: Number(o['capture-ms']) }), results }, null, 1));
+  fs.writeFileSync(file, JSON.stringify({ fingerprint: fingerprint({ only, captureMs: Number(o['capture-ms']), options: JSON.parse(o.options) }), results }, null, 1));
   console.log(`raw results: ${path.relative(process.cwd(), file)}`);
 }

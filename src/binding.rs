@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 use crate::aggregator::Config;
 use crate::clock::{self, Clock};
 use crate::ledger::{self, Ledger};
-use crate::registry::{self, Shared};
+use crate::registry;
+use crate::shared::Shared;
 use crate::signals;
 use crate::uv::{self, Attachment};
 

@@ -2,8 +2,9 @@
 //!
 //! The JS async hooks (js/hooks.js) charge busy time to slots in the [`ledger`], a
 //! Float64Array over memory this addon reads from any thread. The [`aggregator`] turns the
-//! ledger's cumulative counters into rolling windows; the [`registry`] holds every thread's
-//! monitor and the thread that closes windows on time, even while a loop is blocked.
+//! ledger's cumulative counters into rolling windows; [`shared`] is one thread's monitor
+//! state, and the [`registry`] holds every thread's and the thread that closes windows on
+//! time, even while a loop is blocked.
 //! `binding` is the N-API surface and `uv` the libuv handle that marks the loop idle; both
 //! need a Node process to link against, so unit tests leave them out.
 
@@ -19,6 +20,7 @@ mod registry;
 mod report;
 #[cfg(not(test))]
 mod signals;
+mod shared;
 mod slots;
 mod window;
 

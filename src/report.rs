@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::aggregator::Aggregator;
 use crate::ledger::Ledger;
 use crate::recording::Recording;
-use crate::registry::Shared;
+use crate::shared::Shared;
 
 /// A running recording that came with a report frame, with what is needed to finish its report.
 pub struct Unfinished {

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use napi::sys;
 use serde_json::Value;
 
-use crate::registry::{self, Shared};
+use crate::registry;
+use crate::shared::Shared;
 
 pub type StallSink = Box<dyn Fn(&Value)>;
 

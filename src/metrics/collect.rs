@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::aggregator::{Aggregator, OTHER};
 use crate::lag::{Lag, StallTotals, STALL_BUCKETS};
 use crate::ledger::Ledger;
-use crate::registry::Shared;
+use crate::shared::Shared;
 
 use super::family::{Family, Kind, Sample};
 use super::slow_io::IoTotal;

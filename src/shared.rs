@@ -1,0 +1,259 @@
+//! One monitored thread's state, shared with the watch thread and any thread that reads it:
+//! its ledger, windows, lag tracker and recordings, behind one lock held briefly.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+
+use crate::aggregator::{Aggregator, Config};
+use crate::blame::blame;
+use crate::clock::{monotonic_ms, Clock, ThreadCpu};
+use crate::lag::{Lag, Stall, Taken};
+use crate::ledger::Ledger;
+use crate::metrics::SlowIo;
+use crate::recording::Recording;
+use crate::registry;
+
+/// How often the watch thread looks at a loop busy for half the lag threshold or more: a stall
+/// is noticed at most this long after it crosses the threshold.
+const WATCH_EVERY_MS: f64 = 5.0;
+
+/// What one monitored thread shares with the others.
+pub struct Shared {
+    pub thread_id: u32,
+    pub clock: Clock,
+    /// The monitored thread's CPU clock (Shared is made on that thread).
+    pub cpu: Option<ThreadCpu>,
+    /// When the monitor started, on `clock`: the idle time of metrics counts from here.
+    pub started: f64,
+    /// Slow I/O by type, pushed from JS per slow operation (rare), read by metrics scrapes.
+    pub slow_io: SlowIo,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// `None` once detached: the memory behind it may be gone.
+    ledger: Option<Ledger>,
+    agg: Aggregator,
+    lag: Option<Lag>,
+    /// Running recordings (one per capture) by id, and the id the next one gets.
+    recordings: Vec<(u32, Recording)>,
+    next_recording: u32,
+}
+
+impl Shared {
+    /// `lag_threshold_ms`: stalls at least this long become lag events; `None` tracks no lag.
+    pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger, lag_threshold_ms: Option<f64>) -> Arc<Self> {
+        let agg = Aggregator::new(cfg, clock.now());
+        let lag = lag_threshold_ms.map(Lag::new);
+        let (started, slow_io) = (clock.now(), SlowIo::default());
+        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), started, slow_io, state: Mutex::new(State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1 }) })
+    }
+
+    /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
+    pub fn with<R>(&self, f: impl FnOnce(&mut Aggregator, &Ledger, f64) -> R) -> Option<R> {
+        self.with_ledger(|agg, ledger| f(agg, ledger, self.clock.now()))
+    }
+
+    /// As `with`, read-only, with the lag tracker: what a metrics scrape reads, in one hold.
+    pub fn with_lag<R>(&self, f: impl FnOnce(&Aggregator, &Ledger, Option<&Lag>, f64) -> R) -> Option<R> {
+        let st = self.state.lock();
+        Some(f(&st.agg, st.ledger.as_ref()?, st.lag.as_ref(), self.clock.now()))
+    }
+
+    /// As `with`, without the clock read: for what the monitored thread does between switches.
+    pub fn with_ledger<R>(&self, f: impl FnOnce(&mut Aggregator, &Ledger) -> R) -> Option<R> {
+        let mut st = self.state.lock();
+        let State { ledger, agg, .. } = &mut *st;
+        Some(f(agg, ledger.as_ref()?))
+    }
+
+    /// Stops every read of the ledger; after this its memory may be freed.
+    pub fn detach(&self) {
+        self.state.lock().ledger = None;
+    }
+
+    /// The idle mark, on the monitored thread just before its loop polls: ends the stretch
+    /// and charges the running interval. Returns the lag event if the stretch was a stall.
+    /// Recordings get the event too.
+    pub fn idle(&self) -> Option<Value> {
+        let event = {
+            let mut st = self.state.lock();
+            let State { ledger, agg, lag, recordings, .. } = &mut *st;
+            let ledger = ledger.as_ref()?;
+            let now = self.clock.now();
+            let (slot, _) = ledger.running()?;
+            let wake = ledger.wake();
+            ledger.close_running(now);
+            let stall = lag.as_mut()?.stretch_ended(wake, slot, now)?;
+            let event = self.stall_json(agg, stall);
+            for (_, r) in recordings.iter_mut() {
+                r.push_stall(&event);
+            }
+            event
+        };
+        // A stall asks for the stack sampler, unless it began before rloop did (an app's own
+        // start-up, which stalls in most apps): the sampler, created in the app's callbacks, is
+        // seen by its hooks, so it is created only once the app's loop has stalled. Rare, and
+        // outside the state lock: the watch thread takes these two the other way round.
+        if event["atStart"] == false && !registry::has_stall_listener(self.thread_id) {
+            if let Some(ledger) = self.state.lock().ledger.as_ref() {
+                ledger.want_stacks();
+            }
+        }
+        Some(event)
+    }
+
+    /// Starts a recording of every window closed and every stall from now, with the report
+    /// `frame` to finish without JS if need be; returns its id.
+    pub fn record(&self, frame: Option<Value>) -> u32 {
+        let mut st = self.state.lock();
+        let id = st.next_recording;
+        st.next_recording = id.wrapping_add(1).max(1);
+        st.recordings.push((id, Recording::new(frame)));
+        id
+    }
+
+    /// Adds a slow I/O event to recording `id`, if it has a frame (the addon may finish it).
+    pub fn record_io(&self, id: u32, event: Value) {
+        let mut st = self.state.lock();
+        if let Some((_, r)) = st.recordings.iter_mut().find(|(r, rec)| *r == id && rec.frame.is_some()) {
+            r.push_io(event);
+        }
+    }
+
+    /// Runs `f` on this thread's state as it is now: for src/report.rs, under the lock.
+    pub fn view<R>(&self, f: impl FnOnce(View<'_>) -> R) -> R {
+        let st = self.state.lock();
+        f(View { ledger: st.ledger.as_ref(), agg: &st.agg, lag: st.lag.as_ref(), recordings: &st.recordings })
+    }
+
+    /// Ends recording `id`: `{ windows, lag: { events, dropped } }` as JSON, written outside
+    /// the lock; `None` if there is no such recording. Works after detach too (a capture ended
+    /// by stop()).
+    pub fn take_recording(&self, id: u32) -> Option<String> {
+        let (r, origin) = {
+            let mut st = self.state.lock();
+            let i = st.recordings.iter().position(|(r, _)| *r == id)?;
+            (st.recordings.swap_remove(i).1, st.agg.config().time_origin)
+        };
+        Some(r.to_json_string(origin))
+    }
+
+    /// The lag event of `stall`, as `idle` and the 'lag' listeners give it.
+    pub fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
+        let name = |slot: usize| (slot != crate::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0);
+        let (_, key) = agg.describe_slot(stall.slot);
+        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or("unattributed code"));
+        let b = blame(stall.start, stall.stack, other);
+        // Who ran inside the stall, from the watch thread's samples (every few ms from half the threshold on).
+        let sampled: u32 = stall.samples.iter().map(|(_, n)| n).sum();
+        let mut scopes: Vec<Value> = stall
+            .samples
+            .iter()
+            .map(|&(slot, n)| json!({ "scope": name(slot), "key": agg.describe_slot(slot).1, "ms": stall.lag_ms * f64::from(n) / f64::from(sampled) }))
+            .collect();
+        // A capture with a profile may put the profile's samples in its place (js/stall-stacks.js).
+        let from = b.stack.as_ref().map(|_| "sampler");
+        scopes.sort_by(|a, b| b["ms"].as_f64().unwrap_or(0.0).total_cmp(&a["ms"].as_f64().unwrap_or(0.0)));
+        json!({
+            "lagMs": stall.lag_ms,
+            "at": agg.config().time_origin + stall.start,
+            "thread": self.thread_id,
+            "scope": name(stall.slot),
+            "key": key,
+            "stack": b.stack,
+            "stackFrom": from,
+            "noticedAfterMs": stall.noticed_after_ms,
+            "stackTakenAfterMs": b.taken_after_ms,
+            "stackSeen": b.seen,
+            "stackNote": b.note,
+            "native": b.native,
+            "scopes": scopes,
+            "atStart": stall.at_start,
+        })
+    }
+
+    /// How long this loop has been busy without a break, if it is busy now.
+    pub(crate) fn busy_for_ms(&self) -> Option<f64> {
+        let st = self.state.lock();
+        let ledger = st.ledger.as_ref()?;
+        ledger.running().map(|_| self.clock.now() - ledger.wake())
+    }
+
+    /// The watch thread's look at this loop: `Some(wake)` when a stall is first noticed.
+    pub(crate) fn watch(&self) -> Option<f64> {
+        let mut st = self.state.lock();
+        let State { ledger, lag, .. } = &mut *st;
+        let (ledger, lag) = (ledger.as_ref()?, lag.as_mut()?);
+        let (slot, _) = ledger.running()?;
+        let wake = ledger.wake();
+        lag.watch(slot, wake, self.clock.now()).then_some(wake)
+    }
+
+    /// Frames of the code blocking the stall that woke at `wake`, from a stack sampler.
+    /// `asked`/`answered` are epoch ms (`performance.timeOrigin + now()`, comparable across
+    /// threads); `ran_ms`, the CPU the monitored thread used from the question to the answer's arrival.
+    pub fn attach_stack(&self, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value) -> bool {
+        let mut st = self.state.lock();
+        let origin = st.agg.config().time_origin;
+        let taken = Taken { asked: asked - origin, answered: answered - origin, ran_ms, frames };
+        st.lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, taken))
+    }
+
+    /// Ms until the watch thread must look at this loop again, if before its next window.
+    pub(crate) fn look_in(&self) -> Option<f64> {
+        let st = self.state.lock();
+        let (lag, ledger) = (st.lag.as_ref()?, st.ledger.as_ref()?);
+        let wake = ledger.running().map(|_| ledger.wake());
+        Some(lag.look_in(wake, self.clock.now(), WATCH_EVERY_MS))
+    }
+
+    /// Closes the window if it is due; returns when the next one is due (monotonic ms). The
+    /// window is built between two short holds of the lock, not under it.
+    pub(crate) fn tick(&self) -> Option<f64> {
+        let (begun, next) = {
+            let mut st = self.state.lock();
+            let State { ledger, agg, lag, .. } = &mut *st;
+            let ledger = ledger.as_ref()?;
+            let now = self.clock.now();
+            let begun = (now >= agg.due()).then(|| (agg.close_begin(ledger, now), lag.as_mut().map(Lag::close_window)));
+            (begun, agg.due() - now + monotonic_ms())
+        };
+        if let Some((pending, lag)) = begun {
+            let window = pending.finish(lag);
+            let mut st = self.state.lock();
+            let (w, evicted) = st.agg.close_end(window);
+            for (_, r) in st.recordings.iter_mut() {
+                r.push_window(w.clone());
+            }
+            drop(st);
+            let freed: usize = evicted.iter().filter(|w| Arc::strong_count(w) == 1).map(|w| w.heap_bytes()).sum();
+            drop(evicted); // windows of many scopes take a while to free
+            registry::give_back_in_time(freed);
+        }
+        Some(next)
+    }
+
+    /// `{ threadId, windowMs, current, last }`, the current window read live.
+    pub fn describe(&self) -> Option<Value> {
+        self.with(|agg, ledger, now| {
+            let origin = agg.config().time_origin;
+            json!({
+                "threadId": self.thread_id,
+                "windowMs": agg.config().window_ms,
+                "current": agg.measure(ledger, now).to_json(origin),
+                "last": agg.last().map(|w| w.to_json(origin)),
+            })
+        })
+    }
+}
+
+/// A thread's state, read by `Shared::view`; `ledger` is `None` once detached.
+pub struct View<'a> {
+    pub ledger: Option<&'a Ledger>,
+    pub agg: &'a Aggregator,
+    pub lag: Option<&'a Lag>,
+    pub recordings: &'a [(u32, Recording)],
+}
