@@ -15,7 +15,7 @@ export interface StartOptions {
   maxKeys?: number;
   /** Worst keys listed per scope and window. Default 5. */
   worstKeys?: number;
-  /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 1 048 576; memory only for slots used, ≈ 220 bytes each). Default 65 536. */
+  /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 1 048 576; memory only for slots used, ≈ 350 bytes each). Default 65 536. */
   keySlots?: number;
   /** Watch for stalls and emit 'lag'. Default true. */
   lag?: boolean;
