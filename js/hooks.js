@@ -15,7 +15,7 @@ const { createHook, executionAsyncResource } = require('node:async_hooks');
 const { performance } = require('node:perf_hooks');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 
-// Ledger layout, shared with src/ledger.rs. RUNNING is an i32 (the view R), published last.
+// Ledger layout, shared with src/ledger.rs. RUNNING (R[0], published last) and SEQ are i32s in the view R.
 const SINCE = 1;
 const WAKE = 2;
 const WANT = 3; // set by the addon after a stall that nothing could take a stack of
@@ -81,11 +81,12 @@ function isContext(x) {
 }
 
 // Stores a reader on another thread must see in program order (src/ledger.rs): x64 keeps it;
-// arm64 and armv7 need the release store of Atomics.
+// on arm64 and armv7 a switch's stores are a seqlock's write, between two Atomics.store of SEQ.
 const ORDERED = process.arch === 'x64';
+const SEQ = 1; // in R: the switch count, odd while one is written (src/ledger.rs)
 
 function runningView(ledger) {
-  return new Int32Array(ledger.buffer, ledger.byteOffset, 1);
+  return new Int32Array(ledger.buffer, ledger.byteOffset, 2);
 }
 
 /**
@@ -102,18 +103,34 @@ function charge(slot) {
   let now = performance.now();
   const running = R[0];
   if (log !== null) logSwitch(now, running);
+  const wake = now;
+  // Before the switch's stores: rloop's own work may read the ledger (a reader waits for a switch to end).
+  if (running < 0 && (L[WANT] !== 0 || now >= wakeAt)) now = woke(now);
+  const seq = ORDERED ? 0 : begin();
   if (running >= 0) {
     const since = L[SINCE];
-    L[SINCE] = now; // before the total: a reader that sees the new total sees where it ends
+    L[SINCE] = now; // before the total: a reader that sees the new total sees where it ends (x64)
     L[HEADER + running] += now - since;
   } else {
-    L[WAKE] = now; // the loop wakes: a new stretch (src/lag.rs)
-    if (L[WANT] !== 0 || now >= wakeAt) now = woke(now);
+    L[WAKE] = wake; // the loop wakes: a new stretch (src/lag.rs)
     L[SINCE] = now;
   }
   // Last: a reader that sees the new slot sees its start and its stretch's wake.
   if (ORDERED) R[0] = slot;
-  else Atomics.store(R, 0, slot);
+  else {
+    Atomics.store(R, 0, slot);
+    Atomics.store(R, SEQ, seq + 1);
+  }
+}
+
+/**
+ * Opens a switch's stores off x64, and returns the odd count: the load after the store keeps
+ * the plain stores after it from being seen before it (arm64: an ldar is not taken before an
+ * earlier stlr, nor anything after it before the ldar; armv7: a store is between dmb's).
+ */
+function begin() {
+  Atomics.store(R, SEQ, R[SEQ] + 1);
+  return Atomics.load(R, SEQ);
 }
 
 /** Logs a switch at `now` from `running` for the profile's timeline: cur is what is charged next. */

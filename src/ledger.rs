@@ -2,7 +2,8 @@
 //!
 //! Layout (index into f64 cells):
 //! - `RUNNING`: the slot charged now, or -1 while the loop is idle (closed by the prepare handle),
-//!   an i32 in the cell's first 4 bytes (JS: an Int32Array over them), published last;
+//!   an i32 in the cell's first 4 bytes (JS: an Int32Array over the cell), published last; in
+//!   its last 4 bytes the i32 switch count (JS: `SEQ`), odd while a switch is being written;
 //! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds; while
 //!   idle, when the idle mark closed it (the scope timeline of a CPU profile reads it, js/timeline.js);
 //! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
@@ -12,25 +13,41 @@
 //! - `HEADER + slots + slot`: cumulative callbacks of each slot.
 //!
 //! Only the monitored thread writes. Other threads read each cell as one aligned load, so a
-//! value is never torn. Order: a switch stores `SINCE` (and `WAKE`) before the slot's total,
-//! and publishes `RUNNING` last with a release store (a plain one on x64, whose stores are seen
-//! in program order; `Atomics.store` elsewhere, js/hooks.js). A reader loads `RUNNING` with
-//! acquire first, so the slot it sees never comes with an older start: arm64 and armv7 may
-//! otherwise show the new slot with the last interval's start, or a stretch's first slot with
-//! the last stretch's wake (idle time charged, a stall that is not one). What a reader racing
-//! a switch can still see: the old slot with the new start (the switch's first instants
-//! charged to the old slot), or a total that is not yet the new one (undercounted until the
-//! next read); both are at most the read's own duration and given back by the next window
-//! (windows diff cumulative values). It reads the total before re-reading `SINCE`, so on x64 a
-//! total that has the last interval comes with that interval's end as start, never counted
-//! twice; on arm the two plain stores may be seen in either order, and a reader between them
-//! may count the last interval twice, unless `snapshot`'s second look sees the new `SINCE` and
-//! reads again (`aggregator::delta` keeps windows from going negative after it). A writer
-//! descheduled between its clock read and its stores starts the new interval in the past,
-//! after readers charged that time to the old slot: the error is that pause, inside one stretch.
+//! value is never torn. A switch stores `SINCE` (and `WAKE`), the last slot's total, then
+//! `RUNNING`; a reader needs them from one switch: the new slot with the last interval's start
+//! would charge that interval twice, a stretch's first slot with the last stretch's wake would
+//! count idle time as a stall, the new total with the old `SINCE` the last interval twice.
+//!
+//! On x64 stores are seen in program order, so JS's switches are plain stores and leave the
+//! count alone (`Atomics.store` is a locked xchg there); only `close_running` moves it.
+//! `RUNNING`, loaded first with acquire, never comes with an older start; `read` loads the
+//! total before loading `SINCE` again, so a total that has the last interval comes with that
+//! interval's end; `snapshot` reads again when `RUNNING` or `SINCE` changed meanwhile. A reader
+//! racing a switch can still see the old slot with the new start, or a total not yet the new
+//! one: at most the read's own duration, given back by the next window.
+//!
+//! Elsewhere (arm64, armv7) plain stores may be seen in any order, and JS has no fence: the
+//! switch is a seqlock's write. JS stores the count odd with `Atomics.store` and loads it back
+//! with `Atomics.load` before the plain stores, and stores `RUNNING` then the even count with
+//! `Atomics.store` after them (js/hooks.js `begin`). V8 makes these an stlr, an ldar and stlrs
+//! on arm64: an stlr comes after every access before it, an ldar before every access after
+//! it, and an ldar is not taken before an earlier stlr, so the odd count is seen before any of
+//! the switch's stores and the even one after all of them; on armv7 a store is between dmb's.
+//! `snapshot` loads the count with acquire, reads, fences (acquire) and loads it again: the
+//! same even count both times means no read saw a store of a later switch (it would come after
+//! that switch's odd count, which the second load would then see) and every read saw those of
+//! the switch before (acquire on its even count), whatever the hardware reorders. The prepare
+//! handle's `close_running` (the same thread) writes the same way, with a release fence.
+//!
+//! What a settled reading can still be off by: a reader is late after it read the clock, so
+//! windows charge up to the switch it sees (`snapshot`'s `at`); a writer descheduled between
+//! its clock read and its stores starts the new interval in the past, after readers charged
+//! that time to the old slot: the error is that pause, inside one stretch. A reading that does
+//! not settle in `TRIES` leaves the running interval out: the next window gives it back, as
+//! windows diff cumulative values (`aggregator::delta` keeps them from going negative).
 
 use std::sync::atomic::{
-    AtomicI32, AtomicU64,
+    fence, AtomicI32, AtomicU64,
     Ordering::{Acquire, Relaxed, Release},
 };
 
@@ -40,16 +57,20 @@ pub const WAKE: usize = 2;
 pub const WANT: usize = 3;
 pub const HEADER: usize = 4;
 
+/// Looks of `snapshot` for a settled reading (the writer's switch takes tens of ns).
+const TRIES: u32 = 8;
+
 /// Cells needed for `slots` slots.
 pub fn cells(slots: usize) -> usize {
     HEADER + 2 * slots
 }
 
-/// The i32 in a cell's first 4 bytes (the `RUNNING` cell; JS: an Int32Array over them).
-fn as_i32(cell: &AtomicU64) -> &AtomicI32 {
-    // SAFETY: an 8-byte aligned AtomicU64 is 4-byte aligned memory of at least 4 bytes, valid
-    // as long as the borrow; both types allow shared mutation.
-    unsafe { &*(cell as *const AtomicU64).cast::<AtomicI32>() }
+/// The i32 in a cell's first (`half` 0) or last 4 bytes (the `RUNNING` cell; JS: an Int32Array over it).
+fn as_i32(cell: &AtomicU64, half: usize) -> &AtomicI32 {
+    assert!(half < 2);
+    // SAFETY: an 8-byte aligned AtomicU64 is two 4-byte aligned i32s, valid as long as the
+    // borrow; both types allow shared mutation.
+    unsafe { &*(cell as *const AtomicU64).cast::<AtomicI32>().add(half) }
 }
 
 /// A view of ledger memory owned elsewhere (a JS ArrayBuffer kept alive while attached).
@@ -94,7 +115,11 @@ impl Ledger {
     }
 
     fn running_cell(&self) -> &AtomicI32 {
-        as_i32(self.cell(RUNNING))
+        as_i32(self.cell(RUNNING), 0)
+    }
+
+    fn seq_cell(&self) -> &AtomicI32 {
+        as_i32(self.cell(RUNNING), 1)
     }
 
     /// The slot being charged and since when, if the loop is busy. Cells read after this
@@ -134,18 +159,26 @@ impl Ledger {
     /// Readings of the slots `to_read` names (given the running slot) that hold at one moment,
     /// and that moment: `now`, or the last switch when it came after `now` (a reader late since
     /// it read the clock: the totals already count up to that switch). Read again while a
-    /// switch lands among the reads, at most three times; then the error is one read's length.
+    /// switch lands among the reads (the seqlock of the module comment), at most `TRIES` times;
+    /// then without the running interval.
     pub fn snapshot(&self, now: f64, to_read: impl Fn(Option<usize>) -> Vec<usize>) -> (f64, Vec<(usize, Reading)>) {
-        for attempt in 1.. {
+        let mut unsettled = None;
+        for _ in 0..TRIES {
+            let seq = self.seq_cell().load(Acquire);
             let state = self.state();
             let running = self.busy(state);
             let at = now.max(state.1);
-            let readings = to_read(running.map(|r| r.0)).into_iter().map(|s| (s, self.read(s, running, at))).collect();
-            if attempt == 3 || self.state() == state {
+            let slots = to_read(running.map(|r| r.0));
+            let readings = slots.iter().map(|&s| (s, self.read(s, running, at))).collect();
+            fence(Acquire);
+            if seq & 1 == 0 && self.seq_cell().load(Relaxed) == seq && self.state() == state {
                 return (at, readings);
             }
+            unsettled = Some((at, slots));
+            std::hint::spin_loop();
         }
-        unreachable!()
+        let (at, slots) = unsettled.expect("TRIES > 0");
+        (at, slots.into_iter().map(|s| (s, self.read(s, None, at))).collect())
     }
 
     /// Asks JS for a stack sampler (see `WANT`). Only the monitored thread may call this.
@@ -157,13 +190,24 @@ impl Ledger {
     /// Only the monitored thread may call this (it is the ledger's one writer).
     pub fn close_running(&self, now: f64) {
         if let Some((slot, since)) = self.running() {
+            let seq = begin(self.seq_cell());
             self.set(SINCE, now.max(since));
             if now > since {
                 self.set(HEADER + slot, self.get(HEADER + slot) + (now - since));
             }
             self.running_cell().store(-1, Release);
+            self.seq_cell().store(seq.wrapping_add(1), Release);
         }
     }
+}
+
+/// Opens a switch's stores (the writer's half of the seqlock) and returns the odd count: the
+/// release fence orders it before the stores that follow, for a reader that fences with acquire.
+fn begin(seq: &AtomicI32) -> i32 {
+    let odd = seq.load(Relaxed).wrapping_add(1);
+    seq.store(odd, Relaxed);
+    fence(Release);
+    odd
 }
 
 #[cfg(test)]
@@ -185,10 +229,10 @@ pub mod test_support {
         }
         /// Publishes the running slot, as JS does (a release store).
         pub fn set_running(&self, slot: i32) {
-            as_i32(&self.cells[RUNNING]).store(slot, Release)
+            as_i32(&self.cells[RUNNING], 0).store(slot, Release)
         }
         pub fn running(&self) -> i32 {
-            as_i32(&self.cells[RUNNING]).load(Acquire)
+            as_i32(&self.cells[RUNNING], 0).load(Acquire)
         }
         pub fn set(&self, i: usize, v: f64) {
             self.cells[i].store(v.to_bits(), Relaxed)
@@ -200,8 +244,10 @@ pub mod test_support {
             // SAFETY: the test keeps `self` alive while it uses the ledger.
             unsafe { Ledger::from_raw(self.cells.as_ptr(), self.slots) }
         }
-        /// What the JS hot path does when the charged slot changes at `now`.
+        /// What the JS hot path does off x64 when the charged slot changes at `now`.
         pub fn switch_to(&self, slot: usize, now: f64) {
+            let seq = as_i32(&self.cells[RUNNING], 1);
+            let odd = begin(seq);
             let running = self.running();
             if running >= 0 {
                 let since = self.get(SINCE);
@@ -213,6 +259,7 @@ pub mod test_support {
                 self.set(SINCE, now);
             }
             self.set_running(slot as i32);
+            seq.store(odd.wrapping_add(1), Release);
         }
         pub fn call(&self, slot: usize) {
             let i = HEADER + self.slots + slot;
@@ -224,6 +271,20 @@ pub mod test_support {
 #[cfg(test)]
 mod tests {
     use super::test_support::Memory;
+    use super::{as_i32, Reading, RUNNING};
+    use std::sync::atomic::Ordering::Relaxed;
+
+    #[test]
+    fn a_snapshot_mid_switch_leaves_the_running_interval_out() {
+        let m = Memory::new(4);
+        let l = m.ledger();
+        m.switch_to(2, 10.0);
+        m.switch_to(3, 30.0);
+        let busy = |ms| Reading { busy_ms: ms, calls: 0.0 };
+        assert_eq!(l.snapshot(50.0, |_| vec![2, 3]), (50.0, vec![(2, busy(20.0)), (3, busy(20.0))]));
+        as_i32(&m.cells[RUNNING], 1).fetch_add(1, Relaxed); // a writer paused inside a switch
+        assert_eq!(l.snapshot(50.0, |_| vec![2, 3]), (50.0, vec![(2, busy(20.0)), (3, busy(0.0))]));
+    }
 
     #[test]
     fn running_interval_counts_live_and_closes_once() {
@@ -250,12 +311,12 @@ mod stress {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
     use std::sync::Arc;
 
-    /// One thread switches slots as fast as it can on a fake clock it stamps after each
-    /// switch: stretches of 16 one-ms intervals, then an idle gap. Another reads half a ms past
-    /// the stamp it saw: the running interval it sees began at that stamp or later (a torn pair
-    /// would give an earlier start: the last interval or the idle gap charged again), and the
-    /// busy time it reads is no more than the timeline has by the stamp after it, give or take
-    /// the switch in flight.
+    /// One thread switches slots as fast as it can, as JS does off x64, on a fake clock it
+    /// stamps after each switch: stretches of 16 one-ms intervals, then an idle gap. Another
+    /// takes snapshots half a ms past the stamp it saw: the running interval it sees began at
+    /// that stamp or later (a torn pair would give an earlier start: the last interval or the
+    /// idle gap charged again), and the busy time it reads is no more than the timeline has by
+    /// the stamp after it, give or take the switch in flight.
     #[test]
     fn a_reader_racing_switches_never_overcounts() {
         const SLOTS: usize = 3;
@@ -290,7 +351,8 @@ mod stress {
             }
             let now = stamp + 0.5;
             let running = l.running();
-            let total: f64 = (0..SLOTS).map(|s| l.read(s, running, now).busy_ms).sum();
+            let (_, readings) = l.snapshot(now, |_| (0..SLOTS).collect());
+            let total: f64 = readings.iter().map(|(_, r)| r.busy_ms).sum();
             let after = f64::from_bits(clock.load(Acquire));
             if let Some((_, since)) = running {
                 assert!(since >= stamp, "the slot switched to after {stamp} ms runs since {since}");
