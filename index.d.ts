@@ -385,5 +385,5 @@ export function compare(base: Report, head: Report): Comparison;
 export function renderHtml(report: Report): string;
 /** rloop's metrics in a prom-client registry (its default registry if omitted); same names and labels as the endpoint. */
 export function promClient(register?: object, options?: { topScopes?: number }): MetricsAdapter;
-/** rloop's metrics as observable instruments on `meterProvider` (or @opentelemetry/api's global one). */
+/** rloop's metrics as observable instruments on `meterProvider` (or @opentelemetry/api's global one), the stall histogram as a Histogram. */
 export function otel(meterProvider?: object, options?: { topScopes?: number }): MetricsAdapter;

@@ -2,6 +2,8 @@
 // Zero-code use: `node -r rloop/register app.js` (or NODE_OPTIONS="-r rloop/register").
 // Starts a monitor and one capture from RLOOP_* environment variables and writes the report
 // when the capture ends — after RLOOP_DURATION ms, or when the app exits, however it exits.
+// RLOOP_METRICS_PORT without any capture variable is metrics only: the monitor and its
+// endpoint run until the app exits, no capture runs and no report is written.
 // Every variable is checked before anything starts: with a bad one, rloop says so on stderr
 // and stays off, and the app runs as without it. An unknown RLOOP_* variable may be the app's
 // own: it gets one line of warning, and rloop runs.
@@ -20,9 +22,12 @@ const ENV = {
   RLOOP_WINDOW_MS: 'ELU window (default 1000)',
   RLOOP_LAG_THRESHOLD: 'ms of blocked loop that make a stall (default 50); 0 turns lag off',
   RLOOP_IO_THRESHOLD: 'ms an I/O operation takes to be slow (default 500); "off" turns I/O tracking off',
-  RLOOP_METRICS_PORT: 'serve Prometheus metrics on 127.0.0.1 at this port (docs/metrics.md)',
+  RLOOP_METRICS_PORT: 'serve Prometheus metrics on 127.0.0.1 at this port (docs/metrics.md); alone, without a capture variable, no capture runs',
   RLOOP_AUTO_SCOPES: 'automatic scopes, comma-separated: http, timers (default both), or "off"',
 };
+
+// The variables that ask for a capture; with RLOOP_METRICS_PORT and none of them, none runs.
+const CAPTURE = ['RLOOP_DELAY', 'RLOOP_DURATION', 'RLOOP_JSON', 'RLOOP_HTML', 'RLOOP_PROFILE', 'RLOOP_PROFILE_INTERVAL_US', 'RLOOP_CPUPROFILE', 'RLOOP_HEAP_SNAPSHOT'];
 
 function integer(name, text) {
   if (!/^\d+$/.test(text)) throw new Error(`${name} must be a whole number, got ${JSON.stringify(text)}`);
@@ -69,7 +74,8 @@ function fromEnv(env) {
   if (metricsPort !== undefined) start.metrics = { port: integer('RLOOP_METRICS_PORT', metricsPort) };
   start.autoScopes = autoScopes(get('RLOOP_AUTO_SCOPES') ?? 'http,timers');
   const delay = get('RLOOP_DELAY');
-  return { start, capture, delayMs: delay === undefined ? 0 : integer('RLOOP_DELAY', delay), unknown };
+  const metricsOnly = metricsPort !== undefined && CAPTURE.every((name) => get(name) === undefined);
+  return { start, capture: metricsOnly ? null : capture, delayMs: delay === undefined ? 0 : integer('RLOOP_DELAY', delay), unknown };
 }
 
 // The variable an option comes from, to name it in messages.
@@ -100,13 +106,14 @@ function register(env) {
     // Validated in full before anything starts: a capture option failing after start() would
     // leave the monitor, its hooks and threads running with no capture.
     const start = startOptions(given.start);
-    capture = captureOptions(given.capture);
+    capture = given.capture && captureOptions(given.capture);
     delayMs = given.delayMs;
     mon = require('../js/index').start(start);
   } catch (e) {
     return say(`not started: ${reason(e, env)}`);
   }
   mon.on('error', (e) => say(reason(e, env))); // rloop's own failures, the report's at exit among them
+  if (capture === null) return; // metrics only: the monitor serves them until the app exits
   // One capture is all zero-code use runs: when it ends, written or not, rloop is off again.
   const run = () => mon.capture(capture).then(
     () => mon.stop(),

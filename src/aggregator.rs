@@ -264,12 +264,22 @@ impl Aggregator {
 
     /// Busy time and calls per scope index since start, the current window included.
     pub fn totals(&self, ledger: &Ledger, now: f64) -> Vec<(&str, Reading)> {
-        let current = self.measure(ledger, now);
-        let mut sums = self.totals.clone();
-        for s in std::iter::once(&current.unattributed).chain(&current.scopes) {
-            add(&mut sums[s.index], Reading { busy_ms: s.busy_ms, calls: s.calls });
-        }
-        self.names.iter().map(|n| &**n).zip(sums).collect()
+        self.names.iter().map(|n| &**n).zip(self.raw_totals(ledger, now).sum()).collect()
+    }
+
+    /// What `totals` needs, copied: a metrics scrape takes it under the monitor's lock and adds
+    /// it up outside, so the lock is held for copies, not for the sums (bench/metrics.md).
+    pub fn raw_totals(&self, ledger: &Ledger, now: f64) -> RawTotals {
+        let key_base = self.cfg.key_base();
+        let (_, readings) = ledger.snapshot(now, |running| self.active.to_read(self.names.len(), self.key_owner.len(), running));
+        let current = readings
+            .into_iter()
+            .filter_map(|(slot, reading)| {
+                let scope = if slot < key_base { slot } else { self.key_owner.get(slot - key_base)?.as_ref()?.scope };
+                Some((scope, delta(reading, self.base.get(slot))))
+            })
+            .collect();
+        RawTotals { closed: self.totals.clone(), retired: self.retired.per_scope.clone(), current }
     }
 
     /// Reads the slots that can have changed; `retired`: what rebound keys left this window.
@@ -312,6 +322,24 @@ impl Aggregator {
             worst_keys: self.cfg.worst_keys,
         };
         (pending, readings)
+    }
+}
+
+/// Per-scope totals of the closed windows and the current window's charges, to be summed.
+pub struct RawTotals {
+    closed: Vec<Reading>,
+    retired: Vec<Reading>,
+    current: Vec<(usize, Reading)>,
+}
+
+impl RawTotals {
+    /// Busy time and calls per scope index since start.
+    pub fn sum(self) -> Vec<Reading> {
+        let mut sums = self.closed;
+        for (scope, r) in self.retired.into_iter().enumerate().chain(self.current) {
+            add(&mut sums[scope], r);
+        }
+        sums
     }
 }
 

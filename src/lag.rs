@@ -6,6 +6,8 @@
 //! watch thread samples which slot is charged, so a stall is attributed to the slot that held
 //! the loop most, and is noticed while it is still going on (for a stack to be taken then).
 
+use std::collections::VecDeque;
+
 use hdrhistogram::Histogram;
 use serde_json::Value;
 
@@ -63,7 +65,15 @@ pub struct StallTotals {
     pub sum_ms: f64,
     /// Stalls at most each `STALL_BUCKETS` bound long (cumulative, as Prometheus wants them).
     pub le: [u64; STALL_BUCKETS.len()],
+    /// Lengths (ms) of the last `RECENT_STALLS` stalls, newest last: an OpenTelemetry histogram
+    /// records each once, a reader taking those past the count it saw.
+    pub recent_ms: VecDeque<f64>,
 }
+
+/// Stall lengths kept for readers: at 50 ms or more each, 1 024 take 51 s of blocked loop or
+/// more, longer than OpenTelemetry's default export interval (60 s) only on a loop stalled
+/// most of the time.
+pub const RECENT_STALLS: usize = 1024;
 
 pub struct Lag {
     threshold_ms: f64,
@@ -164,6 +174,10 @@ impl Lag {
             for (n, &bound) in self.totals.le.iter_mut().zip(&STALL_BUCKETS) {
                 *n += u64::from(lag_ms <= bound * 1e3);
             }
+            if self.totals.recent_ms.len() == RECENT_STALLS {
+                self.totals.recent_ms.pop_front();
+            }
+            self.totals.recent_ms.push_back(lag_ms);
             let held = self.tally.iter().max_by_key(|(_, n)| *n).map_or(last_slot, |(s, _)| *s);
             Stall {
                 start: wake,

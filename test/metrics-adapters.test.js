@@ -15,10 +15,14 @@ test('the OpenTelemetry SDK and prom-client get the values the endpoint serves',
   const registry = new promClient.Registry();
   const reader = new PeriodicExportingMetricReader({ exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE), exportIntervalMillis: 3600000 });
   const provider = new MeterProvider({ readers: [reader] });
+  const stallCount = async () => series(parse((await scrape(mon.metrics.port)).body), 'rloop_stall_seconds_count', { thread: '0' });
   const prom = rloop.promClient(registry);
+  const stallsBefore = await stallCount();
   const otel = rloop.otel(provider);
   try {
     for (const [name, ms] of [['a', 30], ['b', 60], ['c', 90]]) rloop.scope(name, () => busy(ms));
+    await sleep(50);
+    rloop.scope('staller', () => busy(150)); // a stall: the histogram gets it once it has ended
     await sleep(250);
     const endpoint = parse((await scrape(mon.metrics.port)).body);
     const fromProm = parse(await registry.metrics());
@@ -45,6 +49,21 @@ test('the OpenTelemetry SDK and prom-client get the values the endpoint serves',
     const otelElu = otelMetrics.find((x) => x.descriptor.name === 'nodejs.eventloop.utilization');
     assert.strictEqual(otelElu.descriptor.unit, '1');
     assert.ok(fromProm.some((s) => s.name === 'rloop_stall_seconds_bucket'), 'prom-client has the stall histogram');
+    // OpenTelemetry's stall histogram: a Histogram recorded with each stall ended since otel().
+    const histogram = () => {
+      const m = otelMetrics.find((x) => x.descriptor.name === 'rloop.stall.duration');
+      assert.strictEqual(m?.dataPoints.length, 1, 'one thread');
+      return m.dataPoints[0].value;
+    };
+    const stalls = histogram();
+    const stallsNow = await stallCount();
+    assert.ok(stalls.count >= 1 && stalls.count <= stallsNow - stallsBefore, `${stalls.count} stalls recorded, ${stallsNow - stallsBefore} since otel()`);
+    assert.ok(stalls.sum >= 0.15 * 0.95 && stalls.max >= 0.15 * 0.95, `the 150 ms stall: sum ${stalls.sum}, max ${stalls.max}`);
+    assert.deepStrictEqual(stalls.buckets.boundaries, [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
+    assert.strictEqual(otelMetrics.find((x) => x.descriptor.name === 'rloop.stall.duration').descriptor.unit, 's');
+    const again = (await reader.collect()).resourceMetrics.scopeMetrics.find((s) => s.scope.name === 'rloop').metrics;
+    const count = again.find((x) => x.descriptor.name === 'rloop.stall.duration').dataPoints[0].value.count;
+    assert.ok(count >= stalls.count && count - stalls.count <= (await stallCount()) - stallsNow, `each stall recorded once: ${stalls.count} then ${count}`);
     prom.stop();
     assert.strictEqual(await registry.metrics(), '\n', 'stop() removes what promClient() registered');
   } finally {

@@ -147,7 +147,7 @@ test('50 000 scopes never produce more than topScopes + 1 series per scope metri
     }
     const calls = m.filter((s) => s.name === 'rloop_scope_calls_total').reduce((a, s) => a + s.value, 0);
     assert.ok(calls >= 50000, `every call counted, named or folded: ${calls}`);
-    const folded = series(m, 'rloop_scopes_folded', { thread: '0' });
+    const folded = series(m, 'rloop_scopes_folded_total', { thread: '0' });
     assert.ok(folded >= 50000 - N, `folded ${folded}`);
   } finally {
     mon.stop();

@@ -2,7 +2,8 @@
 // A real Prometheus server (Debian package `prometheus`, .ci/run installs it) scraping the
 // endpoint of an app with three scopes of known busy work: each scope's ELU as Prometheus
 // computes it from rloop's counters matches the truth measured in the app; scrapes go on, and
-// name the blocker, while the app's loop is blocked for 2 s.
+// name the blocker, while the app's loop is blocked for 2 s; with a ranking that changes
+// every second, no counter resets.
 
 const test = require('node:test');
 const assert = require('node:assert');
@@ -46,25 +47,41 @@ async function until(what, fn, ms = 30000) {
   }
 }
 
+/** A Prometheus server scraping 127.0.0.1:`port` every `interval`, its data in `dir`; `{ promPort, prom }`. */
+async function prometheus(dir, port, interval) {
+  const promPort = await freePort();
+  fs.writeFileSync(path.join(dir, 'prometheus.yml'), [
+    `global: { scrape_interval: ${interval}, scrape_timeout: 400ms }`,
+    'scrape_configs:',
+    `  - job_name: app`,
+    `    static_configs: [{ targets: ['127.0.0.1:${port}'] }]`,
+    '',
+  ].join('\n'));
+  const prom = spawn('prometheus', [
+    `--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${promPort}`, '--log.level=error',
+  ], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await until('a first scrape', async () => ((await query(promPort, 'up{job="app"}'))[0]?.value[1] === '1' ? true : undefined));
+  return { promPort, prom };
+}
+
+async function stop(app, prom, dir) {
+  app.kill();
+  if (prom) {
+    prom.kill();
+    await new Promise((r) => prom.once('exit', r));
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 test('Prometheus scrapes per-scope ELU within 3 points of the truth, and scrapes through a blocked loop', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-prom-'));
   const app = fork(path.join(__dirname, 'metrics-app.js'), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let prom;
   try {
     const { port } = await next(app);
-    const promPort = await freePort();
-    fs.writeFileSync(path.join(dir, 'prometheus.yml'), [
-      'global: { scrape_interval: 1s, scrape_timeout: 900ms }',
-      'scrape_configs:',
-      `  - job_name: app`,
-      `    static_configs: [{ targets: ['127.0.0.1:${port}'] }]`,
-      '',
-    ].join('\n'));
-    prom = spawn('prometheus', [
-      `--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${promPort}`, '--log.level=error',
-    ], { stdio: ['ignore', 'ignore', 'inherit'] });
-    await until('a first scrape', async () => ((await query(promPort, 'up{job="app"}'))[0]?.value[1] === '1' ? true : undefined));
+    let promPort;
+    ({ promPort, prom } = await prometheus(dir, port, '1s'));
     await sleep(12000);
     const truth = await new Promise((resolve) => { app.send('truth'); app.once('message', resolve); });
     // ELU since start, from rloop's counters: a scope's busy seconds over the loop's active + idle.
@@ -88,11 +105,30 @@ test('Prometheus scrapes per-scope ELU within 3 points of the truth, and scrapes
     const blocker = stalled.find((r) => r.metric.scope === 'blocker');
     assert.ok(blocker && Number(blocker.value[1]) >= 1, `the blocker named while it blocked: ${JSON.stringify(stalled)}`);
   } finally {
-    app.kill();
-    if (prom) {
-      prom.kill();
-      await new Promise((r) => prom.once('exit', r));
+    await stop(app, prom, dir);
+  }
+});
+
+test('Prometheus sees no counter reset while a new scope overtakes the top 2 every second', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-prom-'));
+  const app = fork(path.join(__dirname, 'metrics-app.js'), ['rotate'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let prom;
+  try {
+    const { port } = await next(app);
+    let promPort;
+    ({ promPort, prom } = await prometheus(dir, port, '500ms'));
+    app.send('rotate');
+    const { phases } = await next(app);
+    await sleep(1000);
+    const q = (name) => query(promPort, `resets(${name}{job="app",thread="0"}[1m])`);
+    const busy = await q('rloop_scope_busy_seconds_total');
+    const scopes = busy.map((r) => r.metric.scope);
+    assert.ok(scopes.includes('(other)') && phases.filter((p) => scopes.includes(p)).length >= 6, `series seen: ${scopes}`);
+    for (const name of ['rloop_scope_busy_seconds_total', 'rloop_scope_calls_total', 'rloop_scopes_folded_total']) {
+      const resets = (await q(name)).filter((r) => r.value[1] !== '0');
+      assert.deepStrictEqual(resets.map((r) => r.metric), [], `${name}: counter resets`);
     }
-    fs.rmSync(dir, { recursive: true, force: true });
+  } finally {
+    await stop(app, prom, dir);
   }
 });

@@ -143,6 +143,30 @@ test('RLOOP_METRICS_PORT serves the metrics endpoint of a zero-code app; a bad p
   const r = runApp(['-r', 'rloop/register'], { RLOOP_METRICS_PORT: String(port), RLOOP_JSON: 'metrics-{pid}.json' }, ['-e', app]);
   assert.strictEqual(r.status, 0, r.stderr);
   assert.strictEqual(r.stdout, '200 true\n');
+  assert.ok(fs.existsSync(path.join(tmp, `metrics-${r.pid}.json`)), 'RLOOP_JSON given: a capture ran too');
   const bad = runApp(['-r', 'rloop/register'], { RLOOP_METRICS_PORT: '99999' });
   assert.match(bad.stderr, /^rloop: not started: RLOOP_METRICS_PORT="99999": option 'metrics.port' must be between 0 and 65535/);
+});
+
+test('RLOOP_METRICS_PORT alone is metrics only: the endpoint serves the app\'s scopes, no capture runs, no report is written', async () => {
+  const free = require('node:net').createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => free.once('listening', r));
+  const port = free.address().port;
+  await new Promise((r) => free.close(r));
+  const before = reports();
+  // The app's own HTTP server: an automatic scope, served while the app runs.
+  const app = `const http = require('node:http');
+    const server = http.createServer((req, res) => { const end = Date.now() + 30; while (Date.now() < end); res.end('ok'); }).listen(0, '127.0.0.1', () => {
+      http.get('http://127.0.0.1:' + server.address().port + '/work', (r) => r.resume().on('end', () => setTimeout(() => {
+        http.get('http://127.0.0.1:${port}/metrics', (m) => { let body = ''; m.on('data', (d) => { body += d; }).on('end', () => {
+          console.log(m.statusCode, body.includes('\\nrloop_scope_busy_seconds_total{thread="0",scope="GET /work"} ') ? 'scope served' : body);
+          server.close();
+        }); });
+      }, 1200)));
+    });`;
+  const r = runApp(['-r', 'rloop/register'], { RLOOP_METRICS_PORT: String(port) }, ['-e', app]);
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.strictEqual(r.stderr, '');
+  assert.match(r.stdout, /^200 scope served\n/);
+  assert.deepStrictEqual(reports(), before, 'no report written');
 });

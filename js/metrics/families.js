@@ -1,19 +1,28 @@
 'use strict';
 // The metric families of every monitored thread, as the endpoint serves them (src/metrics/),
-// read once per collection: a registry asks for each metric in turn within a few ms.
+// for one adapter: its own reader (the series it has exposed, see src/metrics/exposure.rs),
+// read once per collection, as a registry asks for each metric in turn within a few ms.
 
 const native = require('../native');
 
 const FRESH_MS = 20;
-let cached = null;
 
-/** `[{ name, otel, unit, help, type, samples: [{ suffix, labels, value }] }]`. */
-function families(topScopes) {
-  const now = performance.now();
-  if (cached === null || cached.topScopes !== topScopes || now - cached.at > FRESH_MS) {
-    cached = { topScopes, at: now, families: JSON.parse(native.metricFamilies(topScopes)) };
-  }
-  return cached.families;
+/**
+ * A function returning `[{ name, otel, unit, help, type, samples, events }]`: the families at
+ * most `FRESH_MS` old. `events` (the stall histogram's stalls ended since the last read) are
+ * handed on once: only by a read that reads the addon.
+ */
+function reader(topScopes) {
+  const addon = new native.MetricsReader(topScopes);
+  let cached = null;
+  return () => {
+    const now = performance.now();
+    if (cached === null || now - cached.at > FRESH_MS) {
+      cached = { at: now, families: JSON.parse(addon.read()) };
+      return cached.families;
+    }
+    return cached.families.map((f) => (f.events.length === 0 ? f : { ...f, events: [] }));
+  };
 }
 
-module.exports = { families };
+module.exports = { reader };

@@ -1,10 +1,11 @@
 'use strict';
-// rloop's metrics as OpenTelemetry observable instruments on a MeterProvider: the given one, or
-// the global one of @opentelemetry/api (an optional peer dependency, loaded only then).
-// Observable instruments have no histogram: the stall histogram is the endpoint's and
-// prom-client's; OpenTelemetry gets the stall count (rloop.stalls).
+// rloop's metrics as OpenTelemetry instruments on a MeterProvider: the given one, or the global
+// one of @opentelemetry/api (an optional peer dependency, loaded only then). Observable
+// instruments for counters and gauges; the stall histogram is a Histogram, recorded at
+// collection time with each stall that ended since the last one (observable instruments have
+// no histogram).
 
-const { families } = require('./families');
+const { reader } = require('./families');
 const { adapterOptions } = require('./options');
 
 // Prometheus label names that stand for a dotted OpenTelemetry attribute.
@@ -21,22 +22,30 @@ function otel(meterProvider, options) {
   const { topScopes } = adapterOptions(options);
   const provider = meterProvider ?? require('@opentelemetry/api').metrics.getMeterProvider();
   if (typeof provider?.getMeter !== 'function') throw new TypeError('rloop: otel() needs a MeterProvider');
+  const families = reader(topScopes);
   const meter = provider.getMeter('rloop');
-  const instruments = new Map();
-  for (const f of families(topScopes)) {
-    if (f.type === 'histogram') continue;
-    const make = f.type === 'counter' ? meter.createObservableCounter : meter.createObservableGauge;
-    instruments.set(f.name, make.call(meter, f.otel, { description: f.help, unit: f.unit }));
+  const observed = new Map();
+  const recorded = new Map();
+  for (const f of families()) {
+    const description = { description: f.help, unit: f.unit };
+    if (f.type === 'histogram') {
+      recorded.set(f.name, meter.createHistogram(f.otel, { ...description, advice: { explicitBucketBoundaries: f.buckets } }));
+    } else {
+      const make = f.type === 'counter' ? meter.createObservableCounter : meter.createObservableGauge;
+      observed.set(f.name, make.call(meter, f.otel, description));
+    }
   }
   const callback = (result) => {
-    for (const f of families(topScopes)) {
-      const instrument = instruments.get(f.name);
+    for (const f of families()) {
+      const histogram = recorded.get(f.name);
+      for (const e of f.events) histogram?.record(e.value, attributes(e.labels));
+      const instrument = observed.get(f.name);
       if (instrument === undefined) continue;
       for (const s of f.samples) result.observe(instrument, s.value, attributes(s.labels));
     }
   };
-  meter.addBatchObservableCallback(callback, [...instruments.values()]);
-  return { stop: () => meter.removeBatchObservableCallback(callback, [...instruments.values()]) };
+  meter.addBatchObservableCallback(callback, [...observed.values()]);
+  return { stop: () => meter.removeBatchObservableCallback(callback, [...observed.values()]) };
 }
 
 module.exports = { otel };

@@ -2,7 +2,7 @@
 // rloop's metrics in an existing prom-client registry: one collector per family, same names
 // and labels as the endpoint. prom-client is the app's; rloop only hands it objects it knows.
 
-const { families } = require('./families');
+const { reader } = require('./families');
 const { adapterOptions } = require('./options');
 
 /**
@@ -13,8 +13,9 @@ function promClient(register, options) {
   const { topScopes } = adapterOptions(options);
   const registry = register ?? require('prom-client').register;
   if (typeof registry?.registerMetric !== 'function') throw new TypeError('rloop: promClient() needs a prom-client Registry');
+  const families = reader(topScopes);
   const names = [];
-  for (const f of families(topScopes)) {
+  for (const f of families()) {
     const name = f.name;
     registry.registerMetric({
       name,
@@ -22,7 +23,7 @@ function promClient(register, options) {
       type: f.type,
       aggregator: 'sum',
       get: async () => {
-        const now = families(topScopes).find((x) => x.name === name);
+        const now = families().find((x) => x.name === name);
         const values = now.samples.map((s) => ({ value: s.value, labels: s.labels, metricName: name + s.suffix }));
         return { name, help: f.help, type: f.type, values, aggregator: 'sum' };
       },

@@ -1,14 +1,19 @@
-//! What a scrape reads: each monitored thread's figures, taken in one short hold of its lock,
-//! then turned into metric families. The cardinality guard lives here: per thread, the
-//! `top` scopes by busy time since start keep their names, the rest are summed as `(other)`.
+//! What a scrape reads: each monitored thread's figures, copied in one short hold of its lock
+//! (the lock the loop's idle mark, keyed scopes and the window close take) and summed and
+//! ranked outside it, then turned into metric families. The cardinality guard is the reader's
+//! `Exposure`, one per thread.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Weak};
 
-use crate::aggregator::{Aggregator, OTHER};
+use parking_lot::Mutex;
+
+use crate::aggregator::{Aggregator, RawTotals, Window};
 use crate::lag::{Lag, StallTotals, STALL_BUCKETS};
 use crate::ledger::Ledger;
 use crate::shared::Shared;
 
+use super::exposure::Exposure;
 use super::family::{Family, Kind, Sample};
 use super::slow_io::IoTotal;
 
@@ -35,74 +40,116 @@ pub struct ThreadFigures {
     pub last: Option<(f64, f64)>,
     /// The top scopes, busiest first, then `(other)` if anything was folded.
     pub scopes: Vec<ScopeFigures>,
+    /// Scopes whose time has gone into `(other)`, each counted once.
     pub folded: u64,
     pub stalls: Option<StallTotals>,
+    /// Lengths (ms) of the stalls that ended since this reader's last read.
+    pub ended_ms: Vec<f64>,
     /// The scope running in a stall that goes on now, and for how long it has (ms).
     pub stalled: Option<(String, f64)>,
     pub slow_io: Vec<(String, IoTotal)>,
 }
 
+/// A scrape's consumer (the endpoint, each adapter), with the series it has exposed so far.
+pub struct Reader {
+    top: usize,
+    threads: Mutex<HashMap<u32, (Weak<Shared>, Exposure)>>,
+}
+
+impl Reader {
+    /// Names the `top` busiest scopes of each thread.
+    pub fn new(top: usize) -> Self {
+        Reader { top, threads: Mutex::new(HashMap::new()) }
+    }
+
+    /// Every monitored thread's families.
+    pub fn families(&self) -> Vec<Family> {
+        let monitors = crate::registry::monitors();
+        let mut threads = self.threads.lock();
+        // A monitor started again on a thread starts its series again.
+        threads.retain(|id, (m, _)| monitors.iter().any(|n| n.thread_id == *id && Weak::ptr_eq(m, &Arc::downgrade(n))));
+        let figures: Vec<ThreadFigures> = monitors
+            .iter()
+            .filter_map(|m| {
+                let (_, exposure) = threads.entry(m.thread_id).or_insert_with(|| (Arc::downgrade(m), Exposure::default()));
+                figures(m, exposure, self.top)
+            })
+            .collect();
+        families(&figures)
+    }
+}
+
+/// What a scrape copies under the lock.
+pub(super) struct Copied {
+    totals: RawTotals,
+    last: Option<Arc<Window>>,
+    stalls: Option<StallTotals>,
+    /// The scope index running in a stall that goes on, and ms it has lasted.
+    stalled: Option<(usize, f64)>,
+    overflowed: u64,
+}
+
+pub(super) fn copy(agg: &Aggregator, ledger: &Ledger, lag: Option<&Lag>, now: f64) -> Copied {
+    let stalled = lag.and_then(|lag| {
+        let (slot, _) = ledger.running()?;
+        let lasted = now - ledger.wake();
+        (lasted >= lag.threshold_ms()).then(|| (agg.scope_of(slot), lasted))
+    });
+    Copied { totals: agg.raw_totals(ledger, now), last: agg.last(), stalls: lag.map(|l| l.totals().clone()), stalled, overflowed: agg.scopes_overflowed() }
+}
+
 /// The figures of monitor `m`; `None` once it is detached.
-pub fn figures(m: &Shared, top: usize) -> Option<ThreadFigures> {
-    let mut f = m.with_lag(|agg, ledger, lag, now| read(agg, ledger, lag, now, top))??;
+fn figures(m: &Shared, exposure: &mut Exposure, top: usize) -> Option<ThreadFigures> {
+    let copied = m.with_lag(|agg, ledger, lag, now| copy(agg, ledger, lag, now))?;
+    // Names are only appended, so a second short hold finds the same scope at each index.
+    let names = |indices: &[usize]| m.with_lag(|agg, _, _, _| indices.iter().map(|&i| agg.describe_slot(i).0.to_owned()).collect()).unwrap_or_default();
+    let mut f = finish(copied, exposure, top, names)?;
     f.thread = m.thread_id;
     f.elapsed_ms = m.clock.now() - m.started;
     f.slow_io = m.slow_io.read();
     Some(f)
 }
 
-fn read(agg: &Aggregator, ledger: &Ledger, lag: Option<&Lag>, now: f64, top: usize) -> Option<ThreadFigures> {
-    let totals = agg.totals(ledger, now);
-    let busy_ms = totals.iter().map(|(_, r)| r.busy_ms).sum();
-    // Ranked by index: the aggregator's own `(other)` (names past maxScopes) is always folded.
-    let mut ranked: Vec<usize> = (0..totals.len()).filter(|&i| i != OTHER && (totals[i].1.busy_ms > 0.0 || totals[i].1.calls > 0.0)).collect();
-    let by_busy = |a: &usize, b: &usize| totals[*b].1.busy_ms.total_cmp(&totals[*a].1.busy_ms).then(a.cmp(b));
-    if ranked.len() > top {
-        ranked.select_nth_unstable_by(top, by_busy);
+/// Sums, ranks and names what was copied; `None` if the names could not be read (detached).
+pub(super) fn finish(c: Copied, exposure: &mut Exposure, top: usize, names: impl Fn(&[usize]) -> Vec<String>) -> Option<ThreadFigures> {
+    let totals = c.totals.sum();
+    let busy_ms = totals.iter().map(|r| r.busy_ms).sum();
+    let exposed = exposure.read(&totals, top);
+    let mut indices: Vec<usize> = exposed.shown.iter().map(|s| s.0).collect();
+    indices.extend(c.stalled.map(|s| s.0));
+    let mut named = names(&indices);
+    if named.len() != indices.len() {
+        return None;
     }
-    let folded_from = ranked.len().min(top);
-    ranked[..folded_from].sort_unstable_by(by_busy);
-    let position: HashMap<usize, usize> = ranked[..folded_from].iter().enumerate().map(|(p, &i)| (i, p)).collect();
-    let mut scopes: Vec<ScopeFigures> = ranked[..folded_from]
-        .iter()
-        .map(|&i| ScopeFigures { name: totals[i].0.to_owned(), busy_ms: totals[i].1.busy_ms, calls: totals[i].1.calls, ..Default::default() })
-        .collect();
-    let mut other = ScopeFigures { name: FOLDED.to_owned(), ..Default::default() };
-    let mut folded = 0;
-    for &i in ranked[folded_from..].iter().chain(std::iter::once(&OTHER)) {
-        let r = totals[i].1;
-        if r.busy_ms > 0.0 || r.calls > 0.0 {
-            folded += 1;
-            other.busy_ms += r.busy_ms;
-            other.calls += r.calls;
-        }
-    }
-    let last = agg.last();
-    if let Some(w) = &last {
+    let stalled = c.stalled.map(|(_, ms)| (named.pop().unwrap_or_default(), ms));
+    let position: HashMap<usize, usize> = exposed.shown.iter().enumerate().map(|(p, s)| (s.0, p)).collect();
+    let mut scopes: Vec<ScopeFigures> =
+        exposed.shown.iter().zip(named).map(|((_, r), name)| ScopeFigures { name, busy_ms: r.busy_ms, calls: r.calls, ..Default::default() }).collect();
+    let mut other = exposed.other.map(|r| ScopeFigures { name: FOLDED.to_owned(), busy_ms: r.busy_ms, calls: r.calls, ..Default::default() });
+    if let Some(w) = &c.last {
         for s in std::iter::once(&w.unattributed).chain(&w.scopes) {
             match position.get(&s.index) {
                 Some(&p) => {
                     scopes[p].last_ms = s.busy_ms;
                     scopes[p].keys = s.keys.as_ref().map(|k| [k.p50_ms, k.p99_ms, k.max_ms]);
                 }
-                None => other.last_ms += s.busy_ms,
+                None => other.get_or_insert_with(|| ScopeFigures { name: FOLDED.to_owned(), ..Default::default() }).last_ms += s.busy_ms,
             }
         }
     }
-    if folded > 0 {
-        scopes.push(other);
-    }
-    let stalled = lag.and_then(|lag| {
-        let (slot, _) = ledger.running()?;
-        let lasted = now - ledger.wake();
-        (lasted >= lag.threshold_ms()).then(|| (agg.describe_slot(slot).0.to_owned(), lasted))
+    scopes.extend(other);
+    let ended_ms = c.stalls.as_ref().map_or_else(Vec::new, |st| {
+        let new = st.count.saturating_sub(exposure.stalls_seen).min(st.recent_ms.len() as u64) as usize;
+        exposure.stalls_seen = st.count;
+        st.recent_ms.iter().skip(st.recent_ms.len() - new).copied().collect()
     });
     Some(ThreadFigures {
         busy_ms,
-        last: last.map(|w| (w.busy_ms, w.end - w.start)),
+        last: c.last.map(|w| (w.busy_ms, w.end - w.start)),
         scopes,
-        folded,
-        stalls: lag.map(|l| l.totals().clone()),
+        folded: exposed.folded + c.overflowed,
+        stalls: c.stalls,
+        ended_ms,
         stalled,
         ..Default::default()
     })
@@ -117,9 +164,9 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
     let mut busy = Family::new("rloop_scope_busy_seconds_total", "rloop.scope.busy", "s", Counter, "Event loop busy time charged to the scope since rloop started.");
     let mut calls = Family::new("rloop_scope_calls_total", "rloop.scope.calls", "{call}", Counter, "Callbacks run in the scope since rloop started.");
     let mut keys = Family::new("rloop_scope_key_busy_seconds", "rloop.scope.key.busy", "s", Gauge, "Busy time per key (request, message) of the scope in the last complete window: p50, p99, max (quantile 1).");
-    let mut folded = Family::new("rloop_scopes_folded", "rloop.scopes.folded", "{scope}", Gauge, "Scopes summed into scope=\"(other)\" in this scrape (past the topScopes busiest).");
+    let mut folded = Family::new("rloop_scopes_folded_total", "rloop.scopes.folded", "{scope}", Counter, "Scopes whose time has gone into scope=\"(other)\" (outside the topScopes busiest, or past maxScopes), each counted once.");
     let mut stalls = Family::new("rloop_stalls_total", "rloop.stalls", "{stall}", Counter, "Stalls: stretches of busy loop of the lag threshold or longer.");
-    let mut stall_len = Family::new("rloop_stall_seconds", "rloop.stall.duration", "s", Histogram, "Length of stalls.");
+    let mut stall_len = Family::new("rloop_stall_seconds", "rloop.stall.duration", "s", Histogram, "Length of stalls.").with_buckets(&STALL_BUCKETS);
     let mut stalled = Family::new("rloop_stall_in_progress_seconds", "rloop.stall.in_progress", "s", Gauge, "How long the stall going on now has lasted, with the scope running in it.");
     let mut io_count = Family::new("rloop_slow_io_total", "rloop.slow_io", "{operation}", Counter, "I/O operations that took the I/O threshold or longer.");
     let mut io_time = Family::new("rloop_slow_io_seconds_total", "rloop.slow_io.duration", "s", Counter, "Time slow I/O operations took.");
@@ -153,6 +200,7 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
             stall_len.samples.push(Sample { suffix: "_bucket", labels: vec![thread(), ("le", "+Inf".into())], value: st.count as f64 });
             stall_len.samples.push(Sample { suffix: "_sum", labels: vec![thread()], value: st.sum_ms / 1e3 });
             stall_len.samples.push(Sample { suffix: "_count", labels: vec![thread()], value: st.count as f64 });
+            stall_len.events.extend(t.ended_ms.iter().map(|ms| Sample { suffix: "", labels: vec![thread()], value: ms / 1e3 }));
         }
         if let Some((scope, ms)) = &t.stalled {
             stalled.push(with_scope(scope), ms / 1e3);
@@ -167,18 +215,15 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
     vec![elu, time, scope_elu, busy, calls, keys, folded, stalls, stall_len, stalled, io_count, io_time, io_errors]
 }
 
-/// Every monitored thread's families.
-pub fn all(top: usize) -> Vec<Family> {
-    let threads: Vec<ThreadFigures> = crate::registry::monitors().iter().filter_map(|m| figures(m, top)).collect();
-    families(&threads)
-}
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::aggregator::Config;
     use crate::ledger::test_support::Memory;
+
+    fn read(a: &Aggregator, l: &Ledger, lag: Option<&Lag>, now: f64, top: usize) -> Option<ThreadFigures> {
+        finish(copy(a, l, lag, now), &mut Exposure::default(), top, |ix| ix.iter().map(|&i| a.describe_slot(i).0.to_owned()).collect())
+    }
 
     #[test]
     fn the_top_scopes_keep_their_names_the_rest_fold_into_other() {
@@ -218,7 +263,7 @@ mod tests {
         let shared = Shared::new(3, crate::clock::Clock::new(0.0), cfg, m.ledger(), None);
         shared.slow_io.record("dns", 0.7, true);
         std::thread::sleep(std::time::Duration::from_millis(5));
-        let f = figures(&shared, 5).unwrap();
+        let f = figures(&shared, &mut Exposure::default(), 5).unwrap();
         assert_eq!(f.thread, 3);
         assert!(f.elapsed_ms >= 5.0, "{f:?}");
         assert_eq!(f.slow_io[0].1.errors, 1);
@@ -226,8 +271,8 @@ mod tests {
         assert_eq!(json["samples"][0]["labels"]["type"], "dns");
         assert_eq!(json["otel"], "rloop.slow_io.errors");
         shared.detach();
-        assert!(figures(&shared, 5).is_none(), "detached: nothing read");
-        assert!(all(5).iter().all(|f| f.samples.iter().all(|s| s.labels[0].1 != "3")), "unregistered: not served");
+        assert!(figures(&shared, &mut Exposure::default(), 5).is_none(), "detached: nothing read");
+        assert!(Reader::new(5).families().iter().all(|f| f.samples.iter().all(|s| s.labels[0].1 != "3")), "unregistered: not served");
     }
 
     #[test]
@@ -244,3 +289,4 @@ mod tests {
         assert_eq!(read(&a, &l, None, 2100.0, 5).unwrap().stalled, None, "lag off: no stalls");
     }
 }
+

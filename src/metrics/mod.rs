@@ -4,7 +4,10 @@
 //! The JS adapters (js/metrics/) take the same families as JSON.
 
 mod collect;
+mod exposure;
 mod family;
+#[cfg(test)]
+mod hold_bench;
 #[cfg(not(test))]
 mod napi;
 mod server;

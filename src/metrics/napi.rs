@@ -24,8 +24,8 @@ impl MetricsServer {
     pub fn new(host: String, port: u32, path: String, top_scopes: u32) -> Result<Self> {
         let fail = |e: &dyn std::fmt::Display| Error::from_reason(format!("rloop: metrics: cannot listen on {host}:{port}: {e}"));
         let addr = (host.as_str(), port as u16).to_socket_addrs().map_err(|e| fail(&e))?.next().ok_or_else(|| fail(&"no address"))?;
-        let top = top_scopes as usize;
-        let server = Server::bind(addr, path, Box::new(move || text::render(&collect::all(top)))).map_err(|e| fail(&e))?;
+        let reader = collect::Reader::new(top_scopes as usize);
+        let server = Server::bind(addr, path, Box::new(move || text::render(&reader.families()))).map_err(|e| fail(&e))?;
         Ok(MetricsServer { server })
     }
 
@@ -42,11 +42,26 @@ impl MetricsServer {
     }
 }
 
-/// Every monitored thread's metric families (src/metrics/family.rs `to_json`), as JSON.
-#[napi(catch_unwind)]
-pub fn metric_families(top_scopes: u32) -> Result<String> {
-    let all: Vec<serde_json::Value> = collect::all(top_scopes as usize).iter().map(|f| f.to_json()).collect();
-    serde_json::to_string(&all).map_err(|e| Error::from_reason(format!("rloop: {e}")))
+/// A reader of every monitored thread's metric families for a JS adapter, with the series it
+/// has exposed (each adapter has its own, as the endpoint does: see src/metrics/exposure.rs).
+#[napi]
+pub struct MetricsReader {
+    reader: collect::Reader,
+}
+
+#[napi]
+impl MetricsReader {
+    #[napi(constructor, catch_unwind)]
+    pub fn new(top_scopes: u32) -> Self {
+        MetricsReader { reader: collect::Reader::new(top_scopes as usize) }
+    }
+
+    /// The families (src/metrics/family.rs `to_json`) as JSON.
+    #[napi(catch_unwind)]
+    pub fn read(&self) -> Result<String> {
+        let all: Vec<serde_json::Value> = self.reader.families().iter().map(|f| f.to_json()).collect();
+        serde_json::to_string(&all).map_err(|e| Error::from_reason(format!("rloop: {e}")))
+    }
 }
 
 /// One slow I/O operation of monitored thread `thread_id`: its type, ms taken, and whether it failed.

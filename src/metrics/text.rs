@@ -77,7 +77,8 @@ mod tests {
             last: Some((250.0, 1000.0)),
             scopes: vec![ScopeFigures { name: "GET /a\"b\\\n".into(), busy_ms: 1000.0, calls: 7.0, last_ms: 200.0, keys: Some([1.0, 2.0, 3.0]) }],
             folded: 0,
-            stalls: Some(StallTotals { count: 2, sum_ms: 300.0, le: [0, 1, 1, 2, 2, 2, 2, 2, 2, 2] }),
+            stalls: Some(StallTotals { count: 2, sum_ms: 300.0, le: [0, 1, 1, 2, 2, 2, 2, 2, 2, 2], ..Default::default() }),
+            ended_ms: vec![120.0],
             stalled: Some(("spin".into(), 1234.0)),
             slow_io: vec![("http".into(), super::super::slow_io::IoTotal { count: 3, seconds: 2.5, errors: 1 })],
         };
