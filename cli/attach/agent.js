@@ -2,15 +2,20 @@
 // What runs inside the target, sent as source through Runtime.evaluate. Each function is
 // self-contained (it is serialized); `install` leaves one non-enumerable global, the agent,
 // shared by every attached session, and the last session to leave removes it and stops the
-// monitor if rloop started it. Nothing here may throw into the app: errors go back to the CLI.
+// monitor if rloop started it. A session whose CLI stops beating (killed) is taken out the same
+// way. Nothing here may throw into the app: errors go back to the CLI.
 
 const KEY = 'rloop.attach'; // Symbol.for(KEY) on globalThis while any session is attached
+const BEAT_MS = 1000; // the CLI beats this often; the target's watchdog looks as often
+// Beats missed in a row before the watchdog leaves for the CLI: its own ticks count, so a
+// target whose loop was blocked (no tick) never takes a late beat for a dead CLI.
+const MISSED_BEATS = 6;
 
 /**
  * Loads rloop (a copy the app already runs, else the app's installed one, else the CLI's own
  * `cliRloop`) and starts a monitor unless one runs; `binding` is this session's Runtime binding.
  */
-function install({ key, id, cliRloop, binding, start, events, opened }) {
+function install({ key, id, cliRloop, binding, start, events, opened, beatMs, missedBeats, closeAfterMs }, closeInspector) {
   const KEY_SYM = Symbol.for(key);
   // The inspector console's `require` where process.getBuiltinModule is missing (Node < 20.16).
   const builtin = process.getBuiltinModule ?? require;
@@ -56,7 +61,27 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
     const started = monitor === null;
     if (started) monitor = rloop.start(start);
     else from = 'running';
-    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false, nodered: null };
+    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false, nodered: null, watchdog: null };
+    const { isMainThread } = builtin('worker_threads');
+    // The last session to leave arms the inspector's close in the same turn: an attach that
+    // arrives after it finds the close pending and takes it over, none can slip in between.
+    agent.leave = (sid) => {
+      const me = agent.sessions.get(sid);
+      if (me !== undefined) {
+        for (const [type, fn] of me.listeners) agent.monitor.off(type, fn);
+        agent.sessions.delete(sid);
+        delete globalThis[me.binding]; // Runtime.removeBinding leaves the function on the global
+      }
+      if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0, closing: false };
+      clearInterval(agent.watchdog);
+      delete globalThis[KEY_SYM];
+      agent.nodered?.on?.stop(); // RED.hooks.remove('*.rloop'): Node-RED's message path as before
+      if (agent.started) agent.monitor.stop();
+      const monitored = agent.rloop.threads().length;
+      // A worker's inspector is its main thread's: the CLI closes that one (connection.close()).
+      const closing = agent.opened && monitored === 0 && isMainThread && closeInspector({ key, afterMs: closeAfterMs });
+      return { stopped: agent.started, left: 0, opened: agent.opened, monitored, closing };
+    };
     // Node-RED: per-node attribution by its message hooks, with the parts of the rloop loaded
     // (an older copy may have none); a failure leaves the capture without it, never the app broken.
     try {
@@ -82,8 +107,18 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
   };
   const listeners = events.map((type) => [type, (e) => send(type, e)]);
   for (const [type, fn] of listeners) agent.monitor.on(type, fn);
-  agent.sessions.set(id, { listeners, binding });
+  agent.sessions.set(id, { listeners, binding, beat: true, missed: 0 });
   agent.opened ||= opened; // the last session to leave closes an inspector rloop opened
+  agent.watchdog ??= setInterval(() => {
+    for (const [sid, s] of agent.sessions) {
+      if (s.beat) {
+        s.beat = false;
+        s.missed = 0;
+      } else if (++s.missed >= missedBeats) {
+        agent.leave(sid); // its CLI is gone without leaving
+      }
+    }
+  }, beatMs).unref();
   return {
     pid: process.pid,
     node: process.version,
@@ -118,29 +153,23 @@ function read({ key }) {
   return { elu: agent.monitor.elu(), threads: agent.rloop.threads().length };
 }
 
-/**
- * Leaves: this session's listeners and binding go; the last session stops what rloop started
- * and learns whether rloop opened the inspector (then it closes it).
- */
-function detach({ key, id }) {
-  const KEY_SYM = Symbol.for(key);
-  const agent = globalThis[KEY_SYM];
-  if (agent === undefined) return { stopped: false, left: 0, opened: false, monitored: 0 };
-  const me = agent.sessions.get(id);
-  if (me !== undefined) {
-    for (const [type, fn] of me.listeners) agent.monitor.off(type, fn);
-    agent.sessions.delete(id);
-    delete globalThis[me.binding]; // Runtime.removeBinding leaves the function on the global
-  }
-  if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0 };
-  delete globalThis[KEY_SYM];
-  agent.nodered?.on?.stop(); // RED.hooks.remove('*.rloop'): Node-RED's message path as before
-  if (agent.started) agent.monitor.stop();
-  return { stopped: agent.started, left: 0, opened: agent.opened, monitored: agent.rloop.threads().length };
+/** The CLI of session `id` is alive; false once the target left it (the watchdog). */
+function beat({ key, id }) {
+  const me = globalThis[Symbol.for(key)]?.sessions.get(id);
+  if (me !== undefined) me.beat = true;
+  return me !== undefined;
 }
 
 /**
- * Closes the inspector rloop opened, once this session's socket is gone (close() waits for it).
+ * Leaves: this session's listeners and binding go; the last session stops what rloop started
+ * and arms the close of an inspector rloop opened (`closing`), unless a monitor runs on.
+ */
+function detach({ key, id }) {
+  return globalThis[Symbol.for(key)]?.leave(id) ?? { stopped: false, left: 0, opened: false, monitored: 0, closing: false };
+}
+
+/**
+ * Closes the inspector rloop opened, `afterMs` from now (a CLI still connected then is dropped).
  * inspector.close() while a worker holds a session to this thread crashes Node (seen on 20 and
  * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
  * once no thread is monitored. So the close waits that long, unref'd: the app may exit meanwhile.
@@ -156,9 +185,9 @@ function closeInspector({ key, afterMs }) {
   return true;
 }
 
-/** `fn` applied to `arg`, as an expression for Runtime.evaluate. */
-function call(fn, arg = {}) {
-  return `(${fn})(${JSON.stringify({ key: KEY, ...arg })})`;
+/** `fn` applied to `arg` (and to the functions `helpers`), as an expression for Runtime.evaluate. */
+function call(fn, arg = {}, ...helpers) {
+  return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})`;
 }
 
-module.exports = { install, capture, read, detach, closeInspector, call, KEY, CLOSE_AFTER_MS: 1500 };
+module.exports = { install, capture, read, beat, detach, closeInspector, call, KEY, BEAT_MS, MISSED_BEATS, CLOSE_AFTER_MS: 1500 };

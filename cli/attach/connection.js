@@ -65,7 +65,18 @@ async function open(o, onEvent) {
       start: o.start,
       events: o.events,
       opened: c.opened,
-    }));
+      beatMs: agent.BEAT_MS,
+      missedBeats: agent.MISSED_BEATS,
+      closeAfterMs: agent.CLOSE_AFTER_MS,
+    }, agent.closeInspector));
+    // Should this process die without leaving (SIGKILL), the target's watchdog misses the beats.
+    c.beats = setInterval(() => {
+      c.s.evaluate(agent.call(agent.beat, { id: c.id })).then((known) => {
+        if (known || c.leaving) return;
+        clearInterval(c.beats);
+        o.log(`the target took rloop out: it heard nothing from this command for ${agent.MISSED_BEATS * agent.BEAT_MS / 1000} s`);
+      }, () => {});
+    }, agent.BEAT_MS).unref();
   } catch (e) {
     await close(c);
     throw e instanceof AttachError || e instanceof session.TargetGone ? e : new AttachError(`loading rloop into the target failed: ${e.message}`);
@@ -78,10 +89,11 @@ async function open(o, onEvent) {
  * started it and no other session is attached (a capture running then ends, partial). Once.
  */
 function leave(c) {
+  clearInterval(c.beats);
   c.leaving ??= c.id && !c.s.closed && !c.exiting
     ? c.s.evaluate(agent.call(agent.detach, { id: c.id }))
       .then(async (left) => {
-        await c.s.send('Runtime.removeBinding', { name: c.binding });
+        await c.s.send('Runtime.removeBinding', { name: c.binding }).catch(() => {});
         return left;
       })
       .catch(() => null) // the target is gone
@@ -94,8 +106,9 @@ async function close(c) {
   const left = await leave(c);
   if (c.s !== c.main) await c.s.close();
   // The last of rloop's sessions closes the inspector if one of them opened it (another attach
-  // may still be running); if leaving failed, the one that opened it does.
-  if (!c.main.closed && !c.exiting && (left === null ? c.opened : left.opened)) {
+  // may still be running): leaving armed the close, but a worker's agent closes nothing of its
+  // main thread, and if leaving failed the one that opened it closes it.
+  if (!c.main.closed && !c.exiting && !left?.closing && (left === null ? c.opened : left.opened)) {
     if (left?.monitored > 0) {
       // The app's own monitor runs on: its stack sampler may hold a session at any time.
       c.log(`left the inspector open (${c.inspector.host}:${c.inspector.port}): closing it while the app's own rloop monitor runs could crash Node`);
