@@ -2,31 +2,56 @@
 // What runs inside the target, sent as source through Runtime.evaluate. Each function is
 // self-contained (it is serialized); `install` leaves one non-enumerable global, the agent,
 // shared by every attached session, and the last session to leave removes it and stops the
-// monitor if rloop started it. A session whose CLI stops beating (killed) is taken out the same
-// way. Nothing here may throw into the app: errors go back to the CLI.
+// monitor if rloop started it. A session whose connection closed without leaving (its CLI
+// killed) is taken out the same way. Nothing here may throw into the app: errors go back to the CLI.
 
 const KEY = 'rloop.attach'; // Symbol.for(KEY) on globalThis while any session is attached
-const BEAT_MS = 1000; // the CLI beats this often; the target's watchdog looks as often
-// Beats missed in a row before the watchdog leaves for the CLI: its own ticks count, so a
-// target whose loop was blocked (no tick) never takes a late beat for a dead CLI.
-const MISSED_BEATS = 6;
+// How often the target looks whether each session's connection is still open (the watchdog).
+const WATCH_MS = 1000;
 
 /**
  * Loads rloop (a copy the app already runs, else the app's installed one, else the CLI's own
  * `cliRloop`) and starts a monitor unless one runs; `binding` is this session's Runtime binding.
  */
-function install({ key, id, cliRloop, binding, start, events, opened, beatMs, missedBeats, closeAfterMs }, closeInspector) {
+function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector) {
   const KEY_SYM = Symbol.for(key);
   // The inspector console's `require` where process.getBuiltinModule is missing (Node < 20.16).
   const builtin = process.getBuiltinModule ?? require;
   const Module = builtin('module');
   const path = builtin('path');
+  const fs = builtin('fs');
   const closing = globalThis[Symbol.for(`${key}.closing`)];
   if (closing !== undefined) {
     clearTimeout(closing); // a previous attach's close, not done yet: this one closes instead
     delete globalThis[Symbol.for(`${key}.closing`)];
     opened = true;
   }
+  // This session's connection, as the inspector holds it in this process: the fd of the socket
+  // from the inspector's port to the CLI's (Linux /proc); null where it is not seen (another
+  // network namespace between them).
+  const link = ({ port, from }) => {
+    const hex = (n) => `:${n.toString(16).toUpperCase().padStart(4, '0')}`;
+    try {
+      let inode = null;
+      for (const file of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
+        for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+          const f = line.trim().split(/\s+/); // f[3] '01': established
+          if (f[3] === '01' && f[1].endsWith(hex(port)) && f[2].endsWith(hex(from))) inode = f[9];
+        }
+      }
+      const socket = `socket:[${inode}]`;
+      for (const fd of inode === null ? [] : fs.readdirSync('/proc/self/fd')) {
+        try {
+          if (fs.readlinkSync(`/proc/self/fd/${fd}`) === socket) return { fd, socket };
+        } catch {
+          // closed meanwhile
+        }
+      }
+    } catch {
+      // no /proc
+    }
+    return null;
+  };
   let agent = globalThis[KEY_SYM];
   if (agent === undefined) {
     let rloop = null;
@@ -107,18 +132,22 @@ function install({ key, id, cliRloop, binding, start, events, opened, beatMs, mi
   };
   const listeners = events.map((type) => [type, (e) => send(type, e)]);
   for (const [type, fn] of listeners) agent.monitor.on(type, fn);
-  agent.sessions.set(id, { listeners, binding, beat: true, missed: 0 });
+  agent.sessions.set(id, { listeners, binding, link: link(peer) });
   agent.opened ||= opened; // the last session to leave closes an inspector rloop opened
+  // A session whose socket is gone (its CLI died without leaving) is left, as its CLI would have:
+  // one readlink a session each look, and nothing sent over the connection.
   agent.watchdog ??= setInterval(() => {
     for (const [sid, s] of agent.sessions) {
-      if (s.beat) {
-        s.beat = false;
-        s.missed = 0;
-      } else if (++s.missed >= missedBeats) {
-        agent.leave(sid); // its CLI is gone without leaving
+      if (s.link === null) continue;
+      let open = false;
+      try {
+        open = fs.readlinkSync(`/proc/self/fd/${s.link.fd}`) === s.link.socket;
+      } catch {
+        // closed
       }
+      if (!open) agent.leave(sid);
     }
-  }, beatMs).unref();
+  }, watchMs).unref();
   return {
     pid: process.pid,
     node: process.version,
@@ -127,6 +156,7 @@ function install({ key, id, cliRloop, binding, start, events, opened, beatMs, mi
     started: agent.started,
     sessions: agent.sessions.size,
     windowMs: agent.monitor.windowMs,
+    watched: agent.sessions.get(id).link !== null,
     nodered: agent.nodered && { version: agent.nodered.version, attribution: agent.nodered.attribution },
   };
 }
@@ -151,13 +181,6 @@ async function capture({ key, options }) {
 function read({ key }) {
   const agent = globalThis[Symbol.for(key)];
   return { elu: agent.monitor.elu(), threads: agent.rloop.threads().length };
-}
-
-/** The CLI of session `id` is alive; false once the target left it (the watchdog). */
-function beat({ key, id }) {
-  const me = globalThis[Symbol.for(key)]?.sessions.get(id);
-  if (me !== undefined) me.beat = true;
-  return me !== undefined;
 }
 
 /**
@@ -190,4 +213,4 @@ function call(fn, arg = {}, ...helpers) {
   return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})`;
 }
 
-module.exports = { install, capture, read, beat, detach, closeInspector, call, KEY, BEAT_MS, MISSED_BEATS, CLOSE_AFTER_MS: 1500 };
+module.exports = { install, capture, read, detach, closeInspector, call, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };

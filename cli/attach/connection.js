@@ -65,18 +65,12 @@ async function open(o, onEvent) {
       start: o.start,
       events: o.events,
       opened: c.opened,
-      beatMs: agent.BEAT_MS,
-      missedBeats: agent.MISSED_BEATS,
+      // The target's end of this connection, for its watchdog: should this process die without
+      // leaving (SIGKILL), the target sees the socket close and takes rloop out.
+      peer: { port: c.inspector.port, from: main.ws.localPort },
+      watchMs: agent.WATCH_MS,
       closeAfterMs: agent.CLOSE_AFTER_MS,
     }, agent.closeInspector));
-    // Should this process die without leaving (SIGKILL), the target's watchdog misses the beats.
-    c.beats = setInterval(() => {
-      c.s.evaluate(agent.call(agent.beat, { id: c.id })).then((known) => {
-        if (known || c.leaving) return;
-        clearInterval(c.beats);
-        o.log(`the target took rloop out: it heard nothing from this command for ${agent.MISSED_BEATS * agent.BEAT_MS / 1000} s`);
-      }, () => {});
-    }, agent.BEAT_MS).unref();
   } catch (e) {
     await close(c);
     throw e instanceof AttachError || e instanceof session.TargetGone ? e : new AttachError(`loading rloop into the target failed: ${e.message}`);
@@ -89,7 +83,6 @@ async function open(o, onEvent) {
  * started it and no other session is attached (a capture running then ends, partial). Once.
  */
 function leave(c) {
-  clearInterval(c.beats);
   c.leaving ??= c.id && !c.s.closed && !c.exiting
     ? c.s.evaluate(agent.call(agent.detach, { id: c.id }))
       .then(async (left) => {
