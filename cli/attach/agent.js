@@ -115,7 +115,7 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
       if (RED !== null) {
         const version = typeof RED.version === 'function' ? RED.version() : RED.version;
         const on = nodered.start(RED, monitor);
-        agent.nodered = { version: String(version), attribution: on === null ? 'plugin' : 'attach', on };
+        agent.nodered = { version: String(version), attribution: on?.by ?? 'plugin', on };
       }
     } catch (e) {
       if (e.code !== 'MODULE_NOT_FOUND') agent.nodered = { version: null, attribution: `none (${e.message.split('\n')[0]})`, on: null };
