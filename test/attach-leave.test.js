@@ -56,12 +56,13 @@ test('an attach arriving just after the last one left takes over the pending clo
   const o = { log: (l) => lines.push(l), events: ['lag'], start: { lagThreshold: 50, ioThreshold: 500, io: true }, target: 0 };
   const first = await connection.open({ ...o, pid: app.pid }, () => {});
   assert.strictEqual(first.opened, true, 'the first attach opened the inspector');
-  // The first leaves (its monitor stopped, the agent gone), and before it closes its connection
-  // the second arrives at the open inspector.
+  // The second connects; the first leaves (its monitor stopped, the agent gone), and before it
+  // closes its connection the second loads rloop (one evaluate later: well within the close's delay).
+  const connected = await connection.connect({ ...o, port: first.inspector.port });
   const left = await connection.leave(first);
   assert.strictEqual(left.closing, true, 'leaving armed the close');
   const lags = [];
-  const second = await connection.open({ ...o, port: first.inspector.port }, (type) => lags.push(type));
+  const second = await connection.load(connected, o, (type) => lags.push(type));
   assert.strictEqual(second.info.sessions, 1);
   assert.strictEqual(second.info.started, true, 'the second started a monitor of its own');
   await connection.close(first);

@@ -22,6 +22,12 @@ async function listTargets(main) {
  * `s` is the chosen thread's session. `onEvent(type, data)` hears the target's events.
  */
 async function open(o, onEvent) {
+  const c = await connect(o);
+  return o.listTargets ? c : load(c, o, onEvent);
+}
+
+/** The inspector found or opened, connected to, and the thread picked; rloop not loaded yet. */
+async function connect(o) {
   const host = o.host ?? '127.0.0.1';
   if (!LOOPBACK.has(host)) o.log(`warning: the inspector has no authentication; ${host} is not loopback, anyone who reaches it can run code in the target`);
   const inspector = o.port !== undefined ? await atPort(host, o.port) : await activate(o.pid, o.log);
@@ -32,7 +38,7 @@ async function open(o, onEvent) {
     throw new AttachError(`cannot connect to the inspector at ${inspector.host}:${inspector.port}: ${e.message}`);
   }
   const c = { main, s: main, inspector, opened: inspector.opened, log: o.log };
-  try {
+  return failing(c, async () => {
     if (o.listTargets || o.target > 0) {
       c.targets = await listTargets(main);
       if (o.target > 0) {
@@ -41,9 +47,15 @@ async function open(o, onEvent) {
         c.s = t.worker.session();
       }
     }
-    if (o.listTargets) return c;
     // Exiting with an inspector client attached, Node waits for it to leave: this says when.
-    await main.send('NodeRuntime.notifyWhenWaitingForDisconnect', { enabled: true }).catch(() => {});
+    if (!o.listTargets) await main.send('NodeRuntime.notifyWhenWaitingForDisconnect', { enabled: true }).catch(() => {});
+    return c;
+  });
+}
+
+/** Loads rloop into the connected thread (`c` from connect()) and starts its events. */
+function load(c, o, onEvent) {
+  return failing(c, async () => {
     c.id = crypto.randomBytes(6).toString('hex');
     const binding = `__rloop_attach_${c.id}`;
     await c.s.send('Runtime.addBinding', { name: binding });
@@ -67,15 +79,22 @@ async function open(o, onEvent) {
       opened: c.opened,
       // The target's end of this connection, for its watchdog: should this process die without
       // leaving (SIGKILL), the target sees the socket close and takes rloop out.
-      peer: { port: c.inspector.port, from: main.ws.localPort },
+      peer: { port: c.inspector.port, from: c.main.ws.localPort },
       watchMs: agent.WATCH_MS,
       closeAfterMs: agent.CLOSE_AFTER_MS,
     }, agent.closeInspector));
+    return c;
+  });
+}
+
+/** `step()`'s result; if it fails, the connection closed and the failure said as an AttachError. */
+async function failing(c, step) {
+  try {
+    return await step();
   } catch (e) {
     await close(c);
     throw e instanceof AttachError || e instanceof session.TargetGone ? e : new AttachError(`loading rloop into the target failed: ${e.message}`);
   }
-  return c;
 }
 
 /**
@@ -113,4 +132,4 @@ async function close(c) {
   return left;
 }
 
-module.exports = { open, leave, close, listTargets };
+module.exports = { open, connect, load, leave, close, listTargets };
