@@ -387,3 +387,9 @@ export function renderHtml(report: Report): string;
 export function promClient(register?: object, options?: { topScopes?: number }): MetricsAdapter;
 /** rloop's metrics as observable instruments on `meterProvider` (or @opentelemetry/api's global one), the stall histogram as a Histogram. */
 export function otel(meterProvider?: object, options?: { topScopes?: number }): MetricsAdapter;
+/**
+ * The live view of `rloop top`, of this process, in its terminal (both streams TTYs): keys s, p,
+ * q; Ctrl-C ends it and raises SIGINT. `monitor`: the running one by default, else one started
+ * for the view. `done` resolves once the terminal is restored.
+ */
+export function top(options?: { monitor?: Monitor; stdin?: NodeJS.ReadStream; stdout?: NodeJS.WriteStream }): { stop(): Promise<void>; done: Promise<void> };

@@ -74,4 +74,5 @@ module.exports = {
   renderHtml: (report) => require('./report/html').renderHtml(report),
   promClient: (register, options) => require('./metrics/prom-client').promClient(register, options),
   otel: (meterProvider, options) => require('./metrics/otel').otel(meterProvider, options),
+  top: (options) => require('./top').top(options),
 };

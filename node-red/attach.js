@@ -23,11 +23,16 @@ function find(cache) {
 }
 
 /**
- * Starts attribution on `mon`: `{ capture(options), stop() }`, or null where the plugin's hooks
- * are on already (its attribution is then what the monitor sees).
+ * Starts attribution on `mon`: `{ capture(options), stop(), by }`. Where the plugin's hooks are
+ * on already, its attribution is what the monitor sees: captures go through the plugin of this
+ * copy of rloop on `mon`, to name the nodes (`by: 'plugin'`, stop() leaves it on), or, if that is
+ * another copy's, the result is null.
  */
 function start(RED, mon) {
-  if (RED.hooks.has('onReceive.rloop')) return null;
+  if (RED.hooks.has('onReceive.rloop')) {
+    const live = require('./rloop').liveOn(mon);
+    return live && { capture: (options) => live.capture(options), stop() {}, by: 'plugin' };
+  }
   const attribution = new Attribution(RED, KEYED);
   const live = new Live(RED, mon, attribution, [], 1, () => {});
   return {
@@ -36,6 +41,7 @@ function start(RED, mon) {
       live.stop();
       attribution.stop();
     },
+    by: 'attach',
   };
 }
 

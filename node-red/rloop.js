@@ -17,6 +17,7 @@ const startup = require('./startup');
 const { routes } = require('./admin');
 
 const HISTORY = 60; // windows kept when the host application's monitor is used
+const plugins = new Set(); // of this copy of rloop, for rloop attach (attach.js)
 
 class Plugin {
   #RED;
@@ -32,6 +33,7 @@ class Plugin {
   constructor(RED) {
     const { enabled = true, startup: withStartup = true, keyed = 500, profile = true, badgeMin = 0.01, ...options } = RED.settings.rloop ?? {};
     this.#RED = RED;
+    plugins.add(this);
     this.#options = options;
     this.#startup = withStartup;
     this.#keyed = keyed;
@@ -84,6 +86,11 @@ class Plugin {
     this.#publishState();
   }
 
+  /** While enabled on monitor `mon`, its windows and captures with the nodes they name; else null. */
+  liveOn(mon) {
+    return this.#on?.mon === mon ? this.#on.live : null;
+  }
+
   /** On or off, the window, and the settings the editor follows. */
   state() {
     return { enabled: this.enabled, windowMs: this.#on?.mon.windowMs ?? null, profile: this.#profile, badgeMin: this.#badgeMin };
@@ -116,3 +123,5 @@ module.exports = function (RED) {
     onadd: () => new Plugin(RED),
   });
 };
+/** The Live of the enabled plugin on monitor `mon`, or null. */
+module.exports.liveOn = (mon) => [...plugins].map((p) => p.liveOn(mon)).find(Boolean) ?? null;

@@ -83,10 +83,18 @@ for (const rt of RUNTIMES) {
       t.after(() => nr.stop());
       const get = async (url) => (await fetch(`http://127.0.0.1:${nr.port}${url}`)).json();
       for (let i = 0; i < 60 && !((await get('/fixture/spent')).fa?.length > 10); i++) await sleep(250);
-      const r = await rloop(['attach', nr.pid, '-d', 1, '--no-profile']);
+      const dir = tmpDir(t, 'rloop-attach-plugin-');
+      const json = path.join(dir, 'r.json');
+      const r = await rloop(['attach', nr.pid, '-d', 1, '--no-profile', '--json', json]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, /Node-RED [45]\.\d+\.\d+(-git)?: per-node attribution on: the rloop plugin's/);
-      assert.match(r.stdout, /^ {2}node:fa +[█·]+/m, "the plugin's scopes in the report");
+      // The plugin's capture: its scopes, the nodes named, their messages counted.
+      const report = JSON.parse(fs.readFileSync(json, 'utf8'));
+      assertValidReport(report);
+      const fa = report.nodered.nodes.fa;
+      assert.deepEqual({ ...fa, messages: 0 }, { name: 'A: 5 ms, send, 5 ms', type: 'function', flow: 'Main', messages: 0 });
+      assert.ok(fa.messages > 0, `fa: ${fa.messages} messages`);
+      assert.match(r.stdout, /^ {2}A: 5 ms, send, 5 ms \(node:fa\) +[█·]+/m, "the plugin's scopes in the report, by name");
       assert.deepEqual((await get('/fixture/state')).hooks, ['onSend', 'onReceive', 'postReceive'], "the plugin's hooks stay");
       assert.equal((await get('/rloop/elu')).enabled, true);
     });

@@ -26,9 +26,9 @@ const ENTER = '\x1b[?1049h';
 const LEAVE = '\x1b[?1049l';
 const plain = (s) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
 
-/** `rloop top` in a pty of 100×30; `keys` are [delayMs, text] typed in turn. */
-async function topInPty(pid, keys) {
-  const command = `stty cols 100 rows 30; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} top ${pid}`;
+/** Node running `args` in a pty of 100×30; `keys` are [delayMs, text] typed in turn. */
+async function inPty(args, keys) {
+  const command = `stty cols 100 rows 30; exec ${[process.execPath, ...args].map((a) => JSON.stringify(String(a))).join(' ')}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
   let screen = '';
   child.stdout.on('data', (d) => { screen += d; });
@@ -47,7 +47,7 @@ test('rloop top in a pseudo-terminal: the known scopes, refreshed each window, s
   const app = await startApp(path.join(FIXTURES, 'app.cjs'));
   t.after(() => app.kill());
   const inspectorsBefore = listening(app.pid);
-  const { code, screen, frames } = await topInPty(app.pid, [[5000, 's'], [1500, 'q']]);
+  const { code, screen, frames } = await inPty([CLI, 'top', app.pid], [[5000, 's'], [1500, 'q']]);
   assert.strictEqual(code, 0, plain(screen));
   assert.ok(screen.includes(ENTER), 'the alternate screen is entered');
   assert.ok(screen.trimEnd().endsWith(LEAVE), 'and left last, with the cursor shown again');
@@ -60,6 +60,43 @@ test('rloop top in a pseudo-terminal: the known scopes, refreshed each window, s
   assert.match(drawn, /⚠ lag \d+ ms {2}scope stall/);
   assert.match(plain(screen.slice(frames[0])), /sort: calls/);
   await assertLeftNothing(app, inspectorsBefore);
+});
+
+const SELF = path.join(FIXTURES, 'top-self.cjs');
+
+test("rloop.top(): the app's own view in its terminal, its scopes refreshed; q ends it, the app runs on with its terminal back", { skip: !hasScript && 'util-linux script is not installed' }, async () => {
+  const { code, screen, frames } = await inPty([SELF], [[4000, 's'], [1500, 'q']]);
+  const text = plain(screen);
+  assert.strictEqual(code, 0, text);
+  const drawn = plain(screen.slice(0, frames[0]));
+  assert.match(drawn, new RegExp(`rloop top {2}PID \\d+ {2}Node ${process.version} {2}main thread {2}sort: elu`));
+  assert.ok((drawn.match(/thread ELU/g) ?? []).length >= 2, drawn);
+  for (const name of ['parse', 'stall']) assert.match(drawn, new RegExp(`^${name} +[█·]+ +[\\d.]+ %`, 'm'));
+  assert.match(drawn, /⚠ lag \d+ ms {2}scope stall/);
+  assert.match(plain(screen.slice(frames[0])), /sort: calls/);
+  // The screen left before the app's next line; the monitor the view started is stopped.
+  const left = screen.lastIndexOf(LEAVE);
+  assert.ok(left > screen.lastIndexOf(ENTER) && left < screen.indexOf('view ended'), 'the terminal restored first');
+  assert.match(text, /view ended, monitored 0, raw false\r?\napp still runs/);
+  assert.doesNotMatch(text, /SIGINT/);
+});
+
+test('rloop.top(): Ctrl-C ends the view and reaches the app as the SIGINT the terminal would have sent', { skip: !hasScript && 'util-linux script is not installed' }, async () => {
+  const { code, screen } = await inPty([SELF], [[2500, '\x03']]);
+  const text = plain(screen);
+  assert.strictEqual(code, 3, text);
+  assert.match(text, /app got SIGINT/);
+  assert.ok(screen.lastIndexOf(LEAVE) < screen.indexOf('app got SIGINT'));
+  assert.doesNotMatch(text, /app still runs/);
+});
+
+test('rloop.top() without a terminal, or given no monitor: a TypeError naming the option', () => {
+  const rloop = require('..');
+  const tty = { isTTY: true, write() {}, setRawMode() {} };
+  assert.throws(() => rloop.top({ stdout: { write() {} }, stdin: tty }), { name: 'TypeError', message: "rloop: top() needs a terminal: option 'stdout' is not a TTY" });
+  assert.throws(() => rloop.top({ stdout: tty, stdin: { on() {} } }), { name: 'TypeError', message: "rloop: top() needs a terminal: option 'stdin' is not a TTY" });
+  assert.throws(() => rloop.top({ stdout: tty, stdin: tty, monitor: 'main' }), { name: 'TypeError', message: "rloop: option 'monitor' must be a monitor (rloop.start()), got string" });
+  assert.strictEqual(rloop.monitor(), null, 'nothing started');
 });
 
 test('rloop top without a terminal says so, exit 1', async (t) => {

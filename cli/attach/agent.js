@@ -2,26 +2,56 @@
 // What runs inside the target, sent as source through Runtime.evaluate. Each function is
 // self-contained (it is serialized); `install` leaves one non-enumerable global, the agent,
 // shared by every attached session, and the last session to leave removes it and stops the
-// monitor if rloop started it. Nothing here may throw into the app: errors go back to the CLI.
+// monitor if rloop started it. A session whose connection closed without leaving (its CLI
+// killed) is taken out the same way. Nothing here may throw into the app: errors go back to the CLI.
 
 const KEY = 'rloop.attach'; // Symbol.for(KEY) on globalThis while any session is attached
+// How often the target looks whether each session's connection is still open (the watchdog).
+const WATCH_MS = 1000;
 
 /**
  * Loads rloop (a copy the app already runs, else the app's installed one, else the CLI's own
  * `cliRloop`) and starts a monitor unless one runs; `binding` is this session's Runtime binding.
  */
-function install({ key, id, cliRloop, binding, start, events, opened }) {
+function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector) {
   const KEY_SYM = Symbol.for(key);
   // The inspector console's `require` where process.getBuiltinModule is missing (Node < 20.16).
   const builtin = process.getBuiltinModule ?? require;
   const Module = builtin('module');
   const path = builtin('path');
+  const fs = builtin('fs');
   const closing = globalThis[Symbol.for(`${key}.closing`)];
   if (closing !== undefined) {
     clearTimeout(closing); // a previous attach's close, not done yet: this one closes instead
     delete globalThis[Symbol.for(`${key}.closing`)];
     opened = true;
   }
+  // This session's connection, as the inspector holds it in this process: the fd of the socket
+  // from the inspector's port to the CLI's (Linux /proc); null where it is not seen (another
+  // network namespace between them).
+  const link = ({ port, from }) => {
+    const hex = (n) => `:${n.toString(16).toUpperCase().padStart(4, '0')}`;
+    try {
+      let inode = null;
+      for (const file of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
+        for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+          const f = line.trim().split(/\s+/); // f[3] '01': established
+          if (f[3] === '01' && f[1].endsWith(hex(port)) && f[2].endsWith(hex(from))) inode = f[9];
+        }
+      }
+      const socket = `socket:[${inode}]`;
+      for (const fd of inode === null ? [] : fs.readdirSync('/proc/self/fd')) {
+        try {
+          if (fs.readlinkSync(`/proc/self/fd/${fd}`) === socket) return { fd, socket };
+        } catch {
+          // closed meanwhile
+        }
+      }
+    } catch {
+      // no /proc
+    }
+    return null;
+  };
   let agent = globalThis[KEY_SYM];
   if (agent === undefined) {
     let rloop = null;
@@ -56,7 +86,27 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
     const started = monitor === null;
     if (started) monitor = rloop.start(start);
     else from = 'running';
-    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false, nodered: null };
+    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false, nodered: null, watchdog: null };
+    const { isMainThread } = builtin('worker_threads');
+    // The last session to leave arms the inspector's close in the same turn: an attach that
+    // arrives after it finds the close pending and takes it over, none can slip in between.
+    agent.leave = (sid) => {
+      const me = agent.sessions.get(sid);
+      if (me !== undefined) {
+        for (const [type, fn] of me.listeners) agent.monitor.off(type, fn);
+        agent.sessions.delete(sid);
+        delete globalThis[me.binding]; // Runtime.removeBinding leaves the function on the global
+      }
+      if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0, closing: false };
+      clearInterval(agent.watchdog);
+      delete globalThis[KEY_SYM];
+      agent.nodered?.on?.stop(); // RED.hooks.remove('*.rloop'): Node-RED's message path as before
+      if (agent.started) agent.monitor.stop();
+      const monitored = agent.rloop.threads().length;
+      // A worker's inspector is its main thread's: the CLI closes that one (connection.close()).
+      const closing = agent.opened && monitored === 0 && isMainThread && closeInspector({ key, afterMs: closeAfterMs });
+      return { stopped: agent.started, left: 0, opened: agent.opened, monitored, closing };
+    };
     // Node-RED: per-node attribution by its message hooks, with the parts of the rloop loaded
     // (an older copy may have none); a failure leaves the capture without it, never the app broken.
     try {
@@ -65,7 +115,7 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
       if (RED !== null) {
         const version = typeof RED.version === 'function' ? RED.version() : RED.version;
         const on = nodered.start(RED, monitor);
-        agent.nodered = { version: String(version), attribution: on === null ? 'plugin' : 'attach', on };
+        agent.nodered = { version: String(version), attribution: on?.by ?? 'plugin', on };
       }
     } catch (e) {
       if (e.code !== 'MODULE_NOT_FOUND') agent.nodered = { version: null, attribution: `none (${e.message.split('\n')[0]})`, on: null };
@@ -82,8 +132,22 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
   };
   const listeners = events.map((type) => [type, (e) => send(type, e)]);
   for (const [type, fn] of listeners) agent.monitor.on(type, fn);
-  agent.sessions.set(id, { listeners, binding });
+  agent.sessions.set(id, { listeners, binding, link: link(peer) });
   agent.opened ||= opened; // the last session to leave closes an inspector rloop opened
+  // A session whose socket is gone (its CLI died without leaving) is left, as its CLI would have:
+  // one readlink a session each look, and nothing sent over the connection.
+  agent.watchdog ??= setInterval(() => {
+    for (const [sid, s] of agent.sessions) {
+      if (s.link === null) continue;
+      let open = false;
+      try {
+        open = fs.readlinkSync(`/proc/self/fd/${s.link.fd}`) === s.link.socket;
+      } catch {
+        // closed
+      }
+      if (!open) agent.leave(sid);
+    }
+  }, watchMs).unref();
   return {
     pid: process.pid,
     node: process.version,
@@ -92,6 +156,7 @@ function install({ key, id, cliRloop, binding, start, events, opened }) {
     started: agent.started,
     sessions: agent.sessions.size,
     windowMs: agent.monitor.windowMs,
+    watched: agent.sessions.get(id).link !== null,
     nodered: agent.nodered && { version: agent.nodered.version, attribution: agent.nodered.attribution },
   };
 }
@@ -120,27 +185,14 @@ function read({ key }) {
 
 /**
  * Leaves: this session's listeners and binding go; the last session stops what rloop started
- * and learns whether rloop opened the inspector (then it closes it).
+ * and arms the close of an inspector rloop opened (`closing`), unless a monitor runs on.
  */
 function detach({ key, id }) {
-  const KEY_SYM = Symbol.for(key);
-  const agent = globalThis[KEY_SYM];
-  if (agent === undefined) return { stopped: false, left: 0, opened: false, monitored: 0 };
-  const me = agent.sessions.get(id);
-  if (me !== undefined) {
-    for (const [type, fn] of me.listeners) agent.monitor.off(type, fn);
-    agent.sessions.delete(id);
-    delete globalThis[me.binding]; // Runtime.removeBinding leaves the function on the global
-  }
-  if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0 };
-  delete globalThis[KEY_SYM];
-  agent.nodered?.on?.stop(); // RED.hooks.remove('*.rloop'): Node-RED's message path as before
-  if (agent.started) agent.monitor.stop();
-  return { stopped: agent.started, left: 0, opened: agent.opened, monitored: agent.rloop.threads().length };
+  return globalThis[Symbol.for(key)]?.leave(id) ?? { stopped: false, left: 0, opened: false, monitored: 0, closing: false };
 }
 
 /**
- * Closes the inspector rloop opened, once this session's socket is gone (close() waits for it).
+ * Closes the inspector rloop opened, `afterMs` from now (a CLI still connected then is dropped).
  * inspector.close() while a worker holds a session to this thread crashes Node (seen on 20 and
  * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
  * once no thread is monitored. So the close waits that long, unref'd: the app may exit meanwhile.
@@ -156,9 +208,9 @@ function closeInspector({ key, afterMs }) {
   return true;
 }
 
-/** `fn` applied to `arg`, as an expression for Runtime.evaluate. */
-function call(fn, arg = {}) {
-  return `(${fn})(${JSON.stringify({ key: KEY, ...arg })})`;
+/** `fn` applied to `arg` (and to the functions `helpers`), as an expression for Runtime.evaluate. */
+function call(fn, arg = {}, ...helpers) {
+  return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})`;
 }
 
-module.exports = { install, capture, read, detach, closeInspector, call, KEY, CLOSE_AFTER_MS: 1500 };
+module.exports = { install, capture, read, detach, closeInspector, call, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };

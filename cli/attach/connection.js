@@ -22,6 +22,12 @@ async function listTargets(main) {
  * `s` is the chosen thread's session. `onEvent(type, data)` hears the target's events.
  */
 async function open(o, onEvent) {
+  const c = await connect(o);
+  return o.listTargets ? c : load(c, o, onEvent);
+}
+
+/** The inspector found or opened, connected to, and the thread picked; rloop not loaded yet. */
+async function connect(o) {
   const host = o.host ?? '127.0.0.1';
   if (!LOOPBACK.has(host)) o.log(`warning: the inspector has no authentication; ${host} is not loopback, anyone who reaches it can run code in the target`);
   const inspector = o.port !== undefined ? await atPort(host, o.port) : await activate(o.pid, o.log);
@@ -32,7 +38,7 @@ async function open(o, onEvent) {
     throw new AttachError(`cannot connect to the inspector at ${inspector.host}:${inspector.port}: ${e.message}`);
   }
   const c = { main, s: main, inspector, opened: inspector.opened, log: o.log };
-  try {
+  return failing(c, async () => {
     if (o.listTargets || o.target > 0) {
       c.targets = await listTargets(main);
       if (o.target > 0) {
@@ -41,9 +47,15 @@ async function open(o, onEvent) {
         c.s = t.worker.session();
       }
     }
-    if (o.listTargets) return c;
     // Exiting with an inspector client attached, Node waits for it to leave: this says when.
-    await main.send('NodeRuntime.notifyWhenWaitingForDisconnect', { enabled: true }).catch(() => {});
+    if (!o.listTargets) await main.send('NodeRuntime.notifyWhenWaitingForDisconnect', { enabled: true }).catch(() => {});
+    return c;
+  });
+}
+
+/** Loads rloop into the connected thread (`c` from connect()) and starts its events. */
+function load(c, o, onEvent) {
+  return failing(c, async () => {
     c.id = crypto.randomBytes(6).toString('hex');
     const binding = `__rloop_attach_${c.id}`;
     await c.s.send('Runtime.addBinding', { name: binding });
@@ -65,12 +77,24 @@ async function open(o, onEvent) {
       start: o.start,
       events: o.events,
       opened: c.opened,
-    }));
+      // The target's end of this connection, for its watchdog: should this process die without
+      // leaving (SIGKILL), the target sees the socket close and takes rloop out.
+      peer: { port: c.inspector.port, from: c.main.ws.localPort },
+      watchMs: agent.WATCH_MS,
+      closeAfterMs: agent.CLOSE_AFTER_MS,
+    }, agent.closeInspector));
+    return c;
+  });
+}
+
+/** `step()`'s result; if it fails, the connection closed and the failure said as an AttachError. */
+async function failing(c, step) {
+  try {
+    return await step();
   } catch (e) {
     await close(c);
     throw e instanceof AttachError || e instanceof session.TargetGone ? e : new AttachError(`loading rloop into the target failed: ${e.message}`);
   }
-  return c;
 }
 
 /**
@@ -81,7 +105,7 @@ function leave(c) {
   c.leaving ??= c.id && !c.s.closed && !c.exiting
     ? c.s.evaluate(agent.call(agent.detach, { id: c.id }))
       .then(async (left) => {
-        await c.s.send('Runtime.removeBinding', { name: c.binding });
+        await c.s.send('Runtime.removeBinding', { name: c.binding }).catch(() => {});
         return left;
       })
       .catch(() => null) // the target is gone
@@ -94,8 +118,9 @@ async function close(c) {
   const left = await leave(c);
   if (c.s !== c.main) await c.s.close();
   // The last of rloop's sessions closes the inspector if one of them opened it (another attach
-  // may still be running); if leaving failed, the one that opened it does.
-  if (!c.main.closed && !c.exiting && (left === null ? c.opened : left.opened)) {
+  // may still be running): leaving armed the close, but a worker's agent closes nothing of its
+  // main thread, and if leaving failed the one that opened it closes it.
+  if (!c.main.closed && !c.exiting && !left?.closing && (left === null ? c.opened : left.opened)) {
     if (left?.monitored > 0) {
       // The app's own monitor runs on: its stack sampler may hold a session at any time.
       c.log(`left the inspector open (${c.inspector.host}:${c.inspector.port}): closing it while the app's own rloop monitor runs could crash Node`);
@@ -107,4 +132,4 @@ async function close(c) {
   return left;
 }
 
-module.exports = { open, leave, close, listTargets };
+module.exports = { open, connect, load, leave, close, listTargets };

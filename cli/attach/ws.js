@@ -21,6 +21,11 @@ class WebSocket extends EventEmitter {
   #parts = []; // fragments of the message being received
   #closed = false;
 
+  /** This end's TCP port (the target's watchdog looks for the connection from it). */
+  get localPort() {
+    return this.#socket.localPort;
+  }
+
   constructor(socket) {
     super();
     this.#socket = socket;

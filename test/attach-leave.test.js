@@ -1,0 +1,79 @@
+'use strict';
+// Leaving without a goodbye, and two attaches handing over: a CLI killed with SIGKILL is taken
+// out by the target's watchdog (it sees the connection's socket closed), and an attach arriving just after the last one
+// left takes over the inspector's pending close instead of being cut off by it.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const path = require('node:path');
+const { setTimeout: sleep } = require('node:timers/promises');
+const { listening } = require('../cli/attach/inspector');
+const connection = require('../cli/attach/connection');
+const agent = require('../cli/attach/agent');
+const { FIXTURES, startApp, ask, rloop, seen, assertLeftNothing } = require('./attach-helpers');
+
+const CJS = path.join(FIXTURES, 'app.cjs');
+
+test('a CLI killed with SIGKILL mid-capture: the target takes rloop out and closes the inspector it opened', async (t) => {
+  const app = await startApp(CJS);
+  t.after(() => app.kill());
+  t.after(() => { if (app.exitCode !== null && app.exitCode !== 0) console.log(app.output); });
+  const inspectorsBefore = listening(app.pid);
+  const run = rloop(['attach', app.pid, '-d', 60]);
+  const said = await seen(run.child.stderr, /capturing/);
+  assert.doesNotMatch(said, /cannot see this command's connection/);
+  assert.strictEqual((await ask(app, 'state')).now.monitored, 1);
+  run.child.kill('SIGKILL');
+  const killedAt = Date.now();
+  await run;
+  // Within the watchdog's look, the close's delay, and room for a loaded machine.
+  const boundMs = agent.WATCH_MS + agent.CLOSE_AFTER_MS + 8000;
+  while (Date.now() - killedAt < boundMs && listening(app.pid).length > inspectorsBefore.length) await sleep(100);
+  t.diagnostic(`the inspector closed ${Date.now() - killedAt} ms after the kill`);
+  assert.deepStrictEqual(listening(app.pid), inspectorsBefore, `the inspector closed within ${boundMs} ms`);
+  await assertLeftNothing(app, inspectorsBefore);
+  assert.strictEqual(app.exitCode, null, 'the app runs on');
+});
+
+test('a CLI still connected is not taken out: its capture runs its whole duration', async (t) => {
+  const app = await startApp(CJS);
+  t.after(() => app.kill());
+  const inspectorsBefore = listening(app.pid);
+  const r = await rloop(['attach', app.pid, '-d', 5 * agent.WATCH_MS / 1000, '--no-profile']);
+  assert.strictEqual(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /cannot see/);
+  assert.doesNotMatch(r.stdout, /partial/, 'the capture ran its whole duration');
+  assert.match(r.stdout, /^ {2}stall /m);
+  await assertLeftNothing(app, inspectorsBefore);
+});
+
+test('an attach arriving just after the last one left takes over the pending close of the inspector it opened', async (t) => {
+  const app = await startApp(CJS);
+  t.after(() => app.kill());
+  t.after(() => { if (app.exitCode !== null && app.exitCode !== 0) console.log(app.output); });
+  const inspectorsBefore = listening(app.pid);
+  const lines = [];
+  const o = { log: (l) => lines.push(l), events: ['lag'], start: { lagThreshold: 50, ioThreshold: 500, io: true }, target: 0 };
+  const first = await connection.open({ ...o, pid: app.pid }, () => {});
+  assert.strictEqual(first.opened, true, 'the first attach opened the inspector');
+  // The second connects; the first leaves (its monitor stopped, the agent gone), and before it
+  // closes its connection the second loads rloop (one evaluate later: well within the close's delay).
+  const connected = await connection.connect({ ...o, port: first.inspector.port });
+  const left = await connection.leave(first);
+  assert.strictEqual(left.closing, true, 'leaving armed the close');
+  const lags = [];
+  const second = await connection.load(connected, o, (type) => lags.push(type));
+  assert.strictEqual(second.info.sessions, 1);
+  assert.strictEqual(second.info.started, true, 'the second started a monitor of its own');
+  await connection.close(first);
+  // Well past the first's close delay, the second is still attached, its monitor running.
+  await sleep(agent.CLOSE_AFTER_MS + 2500);
+  assert.strictEqual(second.s.closed, false, 'the second attach kept its connection');
+  assert.strictEqual((await second.s.evaluate(agent.call(agent.read))).threads, 1);
+  assert.ok(lags.length >= 1, 'and its events stream (the app stalls 120 ms each second)');
+  assert.deepStrictEqual(listening(app.pid).length, inspectorsBefore.length + 1);
+  // It inherited the close: its leaving closes the inspector the first opened.
+  assert.strictEqual((await connection.close(second)).closing, true);
+  await assertLeftNothing(app, inspectorsBefore);
+  assert.deepStrictEqual(lines, []);
+});
