@@ -2,8 +2,8 @@
 // Incoming HTTP by route: each request is charged to a scope `GET /users/:id`, keyed by its path,
 // from Node's `http.server.request.start` channel (http itself is not patched). The name is the
 // path with identifiers collapsed until the framework tells the route's template:
-// - Express 4 and 5: when its router sets `req.route` (an accessor on the request, for Express
-//   apps only, that turns back into a plain property at the first set);
+// - Express 4 and 5: when its router sets `req.route` (an accessor on the app's request prototype,
+//   not on the request, that makes the own property an assignment makes);
 // - Fastify: its `tracing:fastify.request.handler` channel, as the handler starts.
 // Time before that (parsing, middleware) stays with the collapsed path's name. The request's
 // async work inherits its scope; its socket's callbacks (the body arriving) are charged to it
@@ -38,12 +38,40 @@ function isExpress(listener) {
   return typeof listener === 'function' && typeof listener.handle === 'function' && typeof listener.engine === 'function' && typeof listener.set === 'function';
 }
 
+// Express's router assigns `req.route` as it dispatches to a route. An accessor on the prototype
+// Express gives its requests (`app.request`, which its mounted apps' inherit) sees that and makes
+// the own property the assignment would have: no own property, key or per-request work is added.
+let onRoute = null; // the running adapter's (request, route)
+const patched = []; // WeakRefs to the prototypes given the accessor
+
+function setRoute(route) {
+  Object.defineProperty(this, 'route', { value: route, writable: true, enumerable: true, configurable: true });
+  onRoute?.(this, route);
+}
+
+const ROUTE = { configurable: true, enumerable: false, get: () => undefined, set: setRoute };
+
+function watchRoutes(proto) {
+  if (proto === null || typeof proto !== 'object' || Object.hasOwn(proto, 'route') || !Object.isExtensible(proto)) return;
+  Object.defineProperty(proto, 'route', ROUTE);
+  patched.push(new WeakRef(proto));
+}
+
+function unwatchRoutes() {
+  onRoute = null;
+  for (const ref of patched) {
+    const proto = ref.deref();
+    if (proto !== undefined && Object.getOwnPropertyDescriptor(proto, 'route')?.set === setRoute) delete proto.route;
+  }
+  patched.length = 0;
+}
+
 /** Starts charging requests for `monitor`; returns `{ stop(), stats() }`. */
 function start(monitor) {
   const names = new Set(); // the names given so far, at most MAX_ROUTES
   let overflowed = 0; // requests charged to OTHER
   const requests = new WeakMap(); // request -> { ctx, socket, handle, prev }
-  const express = new WeakMap(); // server -> whether it serves an Express app
+  const servers = new WeakSet(); // those whose Express apps' prototypes are watched
 
   function nameFor(method, route) {
     const name = `${method} ${route}`.slice(0, MAX_NAME);
@@ -81,26 +109,10 @@ function start(monitor) {
     if (!mayCharge()) return;
     const path = requestPath(String(request.url ?? ''));
     charge(request, socket, nameFor(request.method, collapse(path)), path.slice(0, MAX_KEY));
-    let ex = express.get(server);
-    if (ex === undefined) express.set(server, (ex = server.listeners('request').some(isExpress)));
-    if (ex) watchRoute(request);
-  }
-
-  /** Renames the request's scope when Express's router sets `req.route`. */
-  function watchRoute(request) {
-    Object.defineProperty(request, 'route', {
-      configurable: true,
-      enumerable: true,
-      get: () => undefined,
-      set(route) {
-        Object.defineProperty(request, 'route', { value: route, writable: true, enumerable: true, configurable: true });
-        try {
-          if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
-        } catch {
-          // inside Express's router: the request stays as it was charged
-        }
-      },
-    });
+    if (server !== undefined && !servers.has(server)) {
+      servers.add(server);
+      for (const l of server.listeners('request')) if (isExpress(l)) watchRoutes(l.request);
+    }
   }
 
   function routed(request, template) {
@@ -122,6 +134,13 @@ function start(monitor) {
     if (raw !== undefined && typeof route?.url === 'string') routed(raw, route.url);
   }
 
+  onRoute = (request, route) => {
+    try {
+      if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
+    } catch {
+      // inside Express's router: the request stays as it was charged
+    }
+  };
   const channels = [
     ['http.server.request.start', onStart],
     ['http.server.response.finish', onFinish],
@@ -142,6 +161,7 @@ function start(monitor) {
   return {
     stop() {
       for (const [name, fn] of channels) dc.unsubscribe(name, fn);
+      unwatchRoutes();
     },
     stats: () => ({ routes: names.size, overflowed }),
   };
