@@ -5,6 +5,9 @@
 // - Express 4 and 5: when its router sets `req.route` (an accessor on the app's request prototype,
 //   not on the request, that makes the own property an assignment makes);
 // - Fastify: its `tracing:fastify.request.handler` channel, as the handler starts.
+// Not Koa: @koa/router sets `ctx._matchedRoute` before the handler, but Koa makes each ctx from
+// its app's prototype, and the server's listener (a closure) does not give the app; only Koa's
+// module-wide context prototype would, and rloop does not change a package's modules.
 // Time before that (parsing, middleware) stays with the collapsed path's name. The request's
 // async work inherits its scope; its socket's callbacks (the body arriving) are charged to it
 // until the response finishes. The app's own scope, inside a request or around the server,
