@@ -21,6 +21,9 @@ const MAX_ROUTES = 500; // distinct names; requests past them go to OTHER, and a
 const OTHER = 'HTTP (other routes)';
 const MAX_NAME = 256;
 const MAX_KEY = 200;
+// Paths (of at most MAX_KEY characters) remembered with their name and key, so that a path seen
+// again is one lookup, not its collapsing; past this many, all are forgotten.
+const MAX_PATHS = 1000;
 
 // A path segment that is an identifier: a number, a UUID, hex of 8+ digits with a digit in it, or
 // a long token (16+ characters with a digit, or 32+ of any token characters).
@@ -87,14 +90,28 @@ function start(monitor) {
     return name;
   }
 
-  /** Whether code charged now is in no scope or one of these (a keep-alive socket's): the app's own wins. */
+  const paths = new Map(); // `${method} ${path}` -> { name, key }
+
+  /** Whether code charged now is in no scope or an automatic one (a keep-alive socket's): the app's own wins. */
   function mayCharge() {
-    const { scope } = hooks.current();
-    return scope === null || names.has(scope) || scope === OTHER;
+    const c = hooks.current();
+    return c.scope === null || c.automatic;
+  }
+
+  function pathOf(request) {
+    const path = requestPath(String(request.url ?? ''));
+    const id = `${request.method} ${path}`;
+    let p = paths.get(id);
+    if (p === undefined) {
+      p = { name: nameFor(request.method, collapse(path)), key: path.slice(0, MAX_KEY) };
+      if (paths.size >= MAX_PATHS) paths.clear();
+      if (path.length <= MAX_KEY) paths.set(id, p); // ≤ 1 000 short strings
+    } else if (p.name === OTHER) overflowed++;
+    return p;
   }
 
   function charge(request, socket, name, key) {
-    const ctx = monitor.context(name, key, true);
+    const ctx = monitor.context(name, key, true); // a key per request: its percentiles are requests'
     hooks.enter(ctx); // the rest of this callback, and all it starts
     const r = requests.get(request);
     const handle = socket?._handle;
@@ -110,8 +127,8 @@ function start(monitor) {
 
   function onStart({ request, socket, server }) {
     if (!mayCharge()) return;
-    const path = requestPath(String(request.url ?? ''));
-    charge(request, socket, nameFor(request.method, collapse(path)), path.slice(0, MAX_KEY));
+    const p = pathOf(request);
+    charge(request, socket, p.name, p.key);
     if (server !== undefined && !servers.has(server)) {
       servers.add(server);
       for (const l of server.listeners('request')) if (isExpress(l)) watchRoutes(l.request);
