@@ -98,8 +98,10 @@ test('names past the cap go to one scope, and are counted', async () => {
   try {
     const s = await server((req, res) => res.end());
     for (let i = 0; i < 505; i++) await get(s.address().port, `/page/p${i}`);
+    await get(s.address().port, '/page/p504'); // a path seen before (its name remembered) counts again
+    await get(s.address().port, '/page/p3');
     s.close();
-    assert.deepStrictEqual(m.autoScopes().http, { routes: 500, overflowed: 5 });
+    assert.deepStrictEqual(m.autoScopes().http, { routes: 500, overflowed: 6 });
     assert.strictEqual(scopeOf(m, 'HTTP (other routes)').calls >= 5, true);
   } finally {
     m.stop();
@@ -170,3 +172,44 @@ test('an Express request in flight when the monitor stops routes as ever', async
   s.close();
   assert.strictEqual(body, '/items/:id');
 });
+
+/** What an Express app sees of its request: own properties (before and after routing) and req.route. */
+async function expressSees(pkg) {
+  const express = require(pkg);
+  const app = express();
+  const seen = {};
+  const shape = (req) => Object.entries(Object.getOwnPropertyDescriptors(req)).map(([k, d]) => `${k} ${d.enumerable} ${d.writable} ${'get' in d}`);
+  app.use((req, res, next) => {
+    seen.before = { shape: shape(req), own: Object.hasOwn(req, 'route'), route: req.route };
+    next();
+  });
+  app.get('/items/:id', (req, res) => {
+    seen.after = { shape: shape(req), keys: JSON.stringify(Object.keys(req)), route: req.route.path, isRoute: req.route instanceof express.Route };
+    res.end();
+  });
+  const s = app.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  await get(s.address().port, '/items/7');
+  s.close();
+  return { seen, app };
+}
+
+for (const pkg of ['express', 'express4']) {
+  test(`${pkg}: a request looks to the app as without rloop, and still gets its route's name`, async () => {
+    const { seen: without } = await expressSees(pkg);
+    const m = rloop.start({ autoScopes: { http: true } });
+    let within;
+    let app;
+    try {
+      ({ seen: within, app } = await expressSees(pkg));
+      assert.ok(Object.hasOwn(app.request, 'route'), 'the accessor is on the app\'s request prototype');
+      assert.ok(scopeOf(m, 'GET /items/:id'), `named by the template: ${m.totals().scopes.map((x) => x.name)}`);
+    } finally {
+      m.stop();
+    }
+    assert.deepStrictEqual(within, without);
+    assert.ok(without.after.shape.includes('route true true false'), 'Express made req.route an own, enumerable property');
+    assert.ok(!without.before.own && without.after.isRoute, JSON.stringify(without));
+    assert.ok(!Object.hasOwn(app.request, 'route'), 'stop() takes the accessor away');
+  });
+}

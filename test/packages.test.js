@@ -100,11 +100,10 @@ test('past 30 packages, the rest are summed in one entry that counts them', () =
 
 // Each part of the app also runs in a scope of its own: the profile's CPU by scope takes the same
 // samples by time (from the hot path's changes of scope) where the packages take them by frame.
-// On a loaded machine V8's sampler thread waits for a core and the profile misses samples (seen
-// here at a load of 12 to 16 on 2 cores: 3,000 to 11,000 of 20,000), which moves the profile's
-// shares away from the app's clock: within 3 points from half the samples on, 7 points off with
-// 3,000. So the shares by package are held to the clock's when the profile has at least half its
-// samples, and to the same samples' shares by scope always.
+// The app's clock measures the three parts only, so the packages' shares are taken of the three
+// (node core and GC, a few points more on a loaded machine, are outside its total). The parts
+// are long (test/fixtures/package-app.js) and alike, so a profile that lost most of its samples
+// to a starved sampler thread (1,500 of 20,000 at a load of 13 on 2 cores) still holds them.
 test('a real capture: each package\'s share of busy time is the share its scope and the app\'s clock measured', async (t) => {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-packages-')), 'out.json');
   execFileSync(process.execPath, [path.join(__dirname, 'fixtures', 'package-app.js'), out], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -115,18 +114,18 @@ test('a real capture: each package\'s share of busy time is the share its scope 
   const parts = [['busy-orm', 'busy-orm'], ['@acme/digest', '@acme/digest'], ['(app)', 'app']];
   const clock = spent['busy-orm'] + spent['@acme/digest'] + spent.app;
   const scope = (part) => a.scopes.find((s) => s.name === part);
-  const kept = a.samples >= (0.5 * a.durationMs * 1000) / 100; // at least half the samples of the 100 µs asked
   const shares = byName(a);
   const seen = JSON.stringify({ intervalUs: a.intervalUs, samples: a.samples, packages: a.packages.map((p) => [p.name, p.busyPercent, p.topFunctions.map((f) => f.functionName).join()]),
     scopes: a.scopes.map((s) => [s.name, s.percent, s.busyMs]), spent });
-  t.diagnostic(`${a.samples} samples over ${a.durationMs} ms${kept ? '' : ': shares by package held to the same samples by scope only'}`);
+  t.diagnostic(`${a.samples} samples over ${a.durationMs} ms`);
   for (const [name, part] of parts) {
     assert.ok(shares[name], `${name} in ${seen}`);
     const byPackage = shares[name].busyPercent;
     const bySamples = scope(part)?.percent ?? 0;
     assert.ok(Math.abs(byPackage - bySamples) <= 3, `${name}: ${byPackage} % of busy time by package, ${bySamples} % by scope; ${seen}`);
     const byClock = (100 * spent[part]) / clock;
-    if (kept) assert.ok(Math.abs(byPackage - byClock) <= 3, `${name}: ${byPackage} % by package, ${byClock.toFixed(1)} % by the app's clock; ${seen}`);
+    const ofParts = (100 * byPackage) / parts.reduce((sum, [n]) => sum + (shares[n]?.busyPercent ?? 0), 0); // the clock's total: the three parts
+    assert.ok(Math.abs(ofParts - byClock) <= 3, `${name}: ${ofParts.toFixed(1)} % of the parts by package, ${byClock.toFixed(1)} % by the app's clock; ${seen}`);
   }
   assert.equal(a.heavyFunctions.find((f) => f.functionName === 'buildPlan')?.package, 'busy-orm');
   assert.equal(a.heavyFunctions.find((f) => f.functionName === 'digest')?.package, '@acme/digest');

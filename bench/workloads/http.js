@@ -24,6 +24,9 @@ async function run(cfg, requests) {
     if (ROUTES.includes(req.url)) cfg.scope(req.url, () => handle(req, res));
     else res.writeHead(404).end();
   });
+  // Under valgrind the server runs 30–50× slower: a keep-alive socket idle past Node's 5 s while
+  // the batches are handed over would be closed as the load generator reuses it.
+  server.keepAliveTimeout = 600e3;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const perBatch = Math.max(1, Math.round(requests / BATCHES));

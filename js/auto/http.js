@@ -2,9 +2,12 @@
 // Incoming HTTP by route: each request is charged to a scope `GET /users/:id`, keyed by its path,
 // from Node's `http.server.request.start` channel (http itself is not patched). The name is the
 // path with identifiers collapsed until the framework tells the route's template:
-// - Express 4 and 5: when its router sets `req.route` (an accessor on the request, for Express
-//   apps only, that turns back into a plain property at the first set);
+// - Express 4 and 5: when its router sets `req.route` (an accessor on the app's request prototype,
+//   not on the request, that makes the own property an assignment makes);
 // - Fastify: its `tracing:fastify.request.handler` channel, as the handler starts.
+// Not Koa: @koa/router sets `ctx._matchedRoute` before the handler, but Koa makes each ctx from
+// its app's prototype, and the server's listener (a closure) does not give the app; only Koa's
+// module-wide context prototype would, and rloop does not change a package's modules.
 // Time before that (parsing, middleware) stays with the collapsed path's name. The request's
 // async work inherits its scope; its socket's callbacks (the body arriving) are charged to it
 // until the response finishes. The app's own scope, inside a request or around the server,
@@ -18,6 +21,9 @@ const MAX_ROUTES = 500; // distinct names; requests past them go to OTHER, and a
 const OTHER = 'HTTP (other routes)';
 const MAX_NAME = 256;
 const MAX_KEY = 200;
+// Paths (of at most MAX_KEY characters) remembered with their name and key, so that a path seen
+// again is one lookup, not its collapsing; past this many, all are forgotten.
+const MAX_PATHS = 1000;
 
 // A path segment that is an identifier: a number, a UUID, hex of 8+ digits with a digit in it, or
 // a long token (16+ characters with a digit, or 32+ of any token characters).
@@ -38,12 +44,40 @@ function isExpress(listener) {
   return typeof listener === 'function' && typeof listener.handle === 'function' && typeof listener.engine === 'function' && typeof listener.set === 'function';
 }
 
+// Express's router assigns `req.route` as it dispatches to a route. An accessor on the prototype
+// Express gives its requests (`app.request`, which its mounted apps' inherit) sees that and makes
+// the own property the assignment would have: no own property, key or per-request work is added.
+let onRoute = null; // the running adapter's (request, route)
+const patched = []; // WeakRefs to the prototypes given the accessor
+
+function setRoute(route) {
+  Object.defineProperty(this, 'route', { value: route, writable: true, enumerable: true, configurable: true });
+  onRoute?.(this, route);
+}
+
+const ROUTE = { configurable: true, enumerable: false, get: () => undefined, set: setRoute };
+
+function watchRoutes(proto) {
+  if (proto === null || typeof proto !== 'object' || Object.hasOwn(proto, 'route') || !Object.isExtensible(proto)) return;
+  Object.defineProperty(proto, 'route', ROUTE);
+  patched.push(new WeakRef(proto));
+}
+
+function unwatchRoutes() {
+  onRoute = null;
+  for (const ref of patched) {
+    const proto = ref.deref();
+    if (proto !== undefined && Object.getOwnPropertyDescriptor(proto, 'route')?.set === setRoute) delete proto.route;
+  }
+  patched.length = 0;
+}
+
 /** Starts charging requests for `monitor`; returns `{ stop(), stats() }`. */
 function start(monitor) {
   const names = new Set(); // the names given so far, at most MAX_ROUTES
   let overflowed = 0; // requests charged to OTHER
   const requests = new WeakMap(); // request -> { ctx, socket, handle, prev }
-  const express = new WeakMap(); // server -> whether it serves an Express app
+  const servers = new WeakSet(); // those whose Express apps' prototypes are watched
 
   function nameFor(method, route) {
     const name = `${method} ${route}`.slice(0, MAX_NAME);
@@ -56,14 +90,28 @@ function start(monitor) {
     return name;
   }
 
-  /** Whether code charged now is in no scope or one of these (a keep-alive socket's): the app's own wins. */
+  const paths = new Map(); // `${method} ${path}` -> { name, key }
+
+  /** Whether code charged now is in no scope or an automatic one (a keep-alive socket's): the app's own wins. */
   function mayCharge() {
-    const { scope } = hooks.current();
-    return scope === null || names.has(scope) || scope === OTHER;
+    const c = hooks.current();
+    return c.scope === null || c.automatic;
+  }
+
+  function pathOf(request) {
+    const path = requestPath(String(request.url ?? ''));
+    const id = `${request.method} ${path}`;
+    let p = paths.get(id);
+    if (p === undefined) {
+      p = { name: nameFor(request.method, collapse(path)), key: path.slice(0, MAX_KEY) };
+      if (paths.size >= MAX_PATHS) paths.clear();
+      if (path.length <= MAX_KEY) paths.set(id, p); // ≤ 1 000 short strings
+    } else if (p.name === OTHER) overflowed++;
+    return p;
   }
 
   function charge(request, socket, name, key) {
-    const ctx = monitor.context(name, key, true);
+    const ctx = monitor.context(name, key, true); // a key per request: its percentiles are requests'
     hooks.enter(ctx); // the rest of this callback, and all it starts
     const r = requests.get(request);
     const handle = socket?._handle;
@@ -79,28 +127,12 @@ function start(monitor) {
 
   function onStart({ request, socket, server }) {
     if (!mayCharge()) return;
-    const path = requestPath(String(request.url ?? ''));
-    charge(request, socket, nameFor(request.method, collapse(path)), path.slice(0, MAX_KEY));
-    let ex = express.get(server);
-    if (ex === undefined) express.set(server, (ex = server.listeners('request').some(isExpress)));
-    if (ex) watchRoute(request);
-  }
-
-  /** Renames the request's scope when Express's router sets `req.route`. */
-  function watchRoute(request) {
-    Object.defineProperty(request, 'route', {
-      configurable: true,
-      enumerable: true,
-      get: () => undefined,
-      set(route) {
-        Object.defineProperty(request, 'route', { value: route, writable: true, enumerable: true, configurable: true });
-        try {
-          if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
-        } catch {
-          // inside Express's router: the request stays as it was charged
-        }
-      },
-    });
+    const p = pathOf(request);
+    charge(request, socket, p.name, p.key);
+    if (server !== undefined && !servers.has(server)) {
+      servers.add(server);
+      for (const l of server.listeners('request')) if (isExpress(l)) watchRoutes(l.request);
+    }
   }
 
   function routed(request, template) {
@@ -122,6 +154,13 @@ function start(monitor) {
     if (raw !== undefined && typeof route?.url === 'string') routed(raw, route.url);
   }
 
+  onRoute = (request, route) => {
+    try {
+      if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
+    } catch {
+      // inside Express's router: the request stays as it was charged
+    }
+  };
   const channels = [
     ['http.server.request.start', onStart],
     ['http.server.response.finish', onFinish],
@@ -142,6 +181,7 @@ function start(monitor) {
   return {
     stop() {
       for (const [name, fn] of channels) dc.unsubscribe(name, fn);
+      unwatchRoutes();
     },
     stats: () => ({ routes: names.size, overflowed }),
   };
