@@ -3,11 +3,12 @@
 // workload runs, and gives the workload a `scope(name, fn)`; those that attribute report
 // how much of the thread's busy time reached the workload's scopes.
 
-const { createHook } = require('node:async_hooks');
+const { createHook, AsyncLocalStorage } = require('node:async_hooks');
 const { performance } = require('node:perf_hooks');
 
 const noop = () => {};
 let clockSink = 0; // keeps the clock reads of `clock` from being optimised away
+let storeSink = null; // and the store reads of `hooks2als`
 const unscoped = { scope: (name, fn) => fn(), attribution: () => null };
 
 function emptyHooks(callbacks) {
@@ -34,6 +35,13 @@ function attributing(scope, busyMs) {
       };
     },
   };
+}
+
+/** before+after reading a store every scope() entered: what finding the scope costs with no init. */
+function storeHooks() {
+  const als = new AsyncLocalStorage();
+  createHook({ before: () => { storeSink = als.getStore() ?? storeSink; }, after: noop }).enable();
+  return { scope: (name, fn) => als.run(name, fn), attribution: () => null };
 }
 
 function pureJs() {
@@ -69,6 +77,14 @@ const CONFIGS = {
   clock: {
     label: 'empty hooks + a clock read per callback',
     setup: () => emptyHooks({ init: noop, before: () => { clockSink += performance.now(); }, after: noop }),
+  },
+  // The floor of a design that propagates by AsyncContextFrame (Node ≥ 24) and needs no init:
+  // timing hooks alone, and the same reading an AsyncLocalStorage store in `before`.
+  hooks2: { label: 'empty hooks: before+after', setup: () => emptyHooks({ before: noop, after: noop }) },
+  hooks2als: { label: 'empty hooks: before+after, getStore() in before', setup: storeHooks },
+  clock2: {
+    label: 'empty before+after + a clock read per callback',
+    setup: () => emptyHooks({ before: () => { clockSink += performance.now(); }, after: noop }),
   },
   purejs: { label: 'pure-JS reference (Map+destroy+now)', setup: pureJs },
   rloop: { label: 'rloop', setup: () => rloop(false) },

@@ -10,8 +10,15 @@
 // addon's prepare handle closes it just before the loop waits, so idle time is never charged.
 // No `destroy` hook: the tag lives and dies with the resource, and a fixed ring by asyncId
 // (below) only saves looking it up.
+//
+// Where AsyncLocalStorage runs on AsyncContextFrame (Node ≥ 24 by default), the scope travels
+// in a store of rloop's own instead, entered by enter() and restore(): V8 carries it to every
+// continuation with no `init` hook, which is most of the cost of an await (bench/acf.md).
+// `before` reads the store; only handles created before any JS runs (accepted connections)
+// and handles handed to another scope by retag() are found in the ring.
 
-const { createHook, executionAsyncResource } = require('node:async_hooks');
+const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:async_hooks');
+const dc = require('node:diagnostics_channel');
 const { performance } = require('node:perf_hooks');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 
@@ -57,6 +64,12 @@ let wakeAt = Infinity; // when onWake is due
 let log = null; // every change of scope, only while a CPU profile runs (js/timeline.js)
 let recorders = 0; // the captures reading `log`
 let timerContext = null; // (resource) -> context of a timer created outside any scope (js/auto/timers.js)
+let store = null; // rloop's own AsyncLocalStorage while the scope travels by AsyncContextFrame
+let tagged = 0; // resources tagged while it does: only then can an unscoped callback have a tag
+
+// The AsyncLocalStorage built on async hooks propagates in an init hook of its own (_propagate);
+// the one on AsyncContextFrame has none. Read, never run: running it would enable that hook.
+const FRAMES = !('_propagate' in AsyncLocalStorage.prototype);
 
 // The contexts of the last RING resources by asyncId, written in `init` for every resource:
 // `before` finds most there instead of looking the tag up on the resource. On I/O that lookup
@@ -171,7 +184,46 @@ function contextOf(asyncId) {
 }
 
 function before(asyncId) {
-  const ctx = contextOf(asyncId);
+  begin(contextOf(asyncId));
+}
+
+// A callback's context by AsyncContextFrame: its store; a handle tagged by a link or retag()
+// wins, and is entered so that what its callback creates inherits it.
+function beforeFramed(asyncId) {
+  if (tagged !== 0) return beforeTagged(asyncId);
+  begin((depth === 0 ? store.getStore() : nestedContext()) ?? ROOT);
+}
+
+function beforeTagged(asyncId) {
+  const i = asyncId & (RING - 1);
+  if (ringIds[i] === asyncId) return begin(entered(ringCtx[i]));
+  const ctx = depth === 0 ? store.getStore() : nestedContext();
+  begin(ctx !== undefined ? ctx : entered(executionAsyncResource()?.[tag] ?? ROOT));
+}
+
+/** A tag's context, entered for the rest of the callback (Node restores the frame after it). */
+function entered(ctx) {
+  if ((store.getStore() ?? ROOT) !== ctx) frame(ctx);
+  return ctx;
+}
+
+// AsyncResource.runInAsyncScope() emits `before` first and enters its frame after: a nested
+// callback of one reads the store of the frame the resource keeps (Node's own property).
+let frameKey;
+function nestedContext() {
+  const r = executionAsyncResource();
+  if (typeof r !== 'object' || r === null) return store.getStore();
+  frameKey ??= Object.getOwnPropertySymbols(r).find((s) => s.description === 'context_frame');
+  if (frameKey === undefined || !Object.hasOwn(r, frameKey)) return store.getStore();
+  return r[frameKey]?.get(store);
+}
+
+/** Enters `ctx` in the store; unattributed is no store, as outside every scope(). */
+function frame(ctx) {
+  store.enterWith(ctx === ROOT ? undefined : ctx);
+}
+
+function begin(ctx) {
   stack[depth++] = cur;
   cur = ctx;
   const slot = ctx.slot;
@@ -240,6 +292,23 @@ function link(asyncId, resource) {
 }
 
 const hook = createHook({ init, before, after });
+const framedHook = createHook({ before: beforeFramed, after });
+// Named timers are tagged as they are created: only while js/auto/timers.js names them.
+const timerHook = createHook({ init: initTimer });
+
+function initTimer(asyncId, type, triggerAsyncId, resource) {
+  if (type !== 'Timeout' || store.getStore() !== undefined) return;
+  resource[tag] = timerContext(resource);
+  tagged++;
+}
+
+// A connection accepted by a server opened in a scope: published in the server's store, but
+// its socket's callbacks run outside it (the handle was made before any JS ran).
+function accepted({ socket }) {
+  const ctx = store.getStore();
+  const handle = socket._handle;
+  if (ctx !== undefined && typeof handle?.getAsyncId === 'function') retag(handle, handle.getAsyncId(), ctx);
+}
 
 /**
  * Starts charging `ledger` (a Float64Array laid out as src/ledger.rs says); `want()` is called
@@ -256,11 +325,20 @@ function install(ledger, slots, want) {
   depth = 0;
   L[SINCE] = L[WAKE] = performance.now();
   Atomics.store(R, 0, 0); // the code running now (the caller of start()) is unattributed busy time
-  hook.enable();
+  if (FRAMES) {
+    store = new AsyncLocalStorage(); // new per monitor, like the tag
+    tagged = 0;
+    dc.subscribe('net.server.socket', accepted);
+    framedHook.enable();
+  } else hook.enable();
 }
 
 function uninstall() {
   hook.disable();
+  framedHook.disable();
+  timerHook.disable();
+  if (store !== null) dc.unsubscribe('net.server.socket', accepted);
+  store = null;
   L = IDLE;
   R = IDLE_R;
   onWant = null;
@@ -280,6 +358,8 @@ function uninstall() {
 /** Charges timers created outside any scope to `fn(timeout)`'s context from now on; null stops. */
 function scopeTimers(fn) {
   timerContext = fn;
+  if (store !== null && fn !== null) timerHook.enable();
+  else timerHook.disable();
 }
 
 /**
@@ -292,6 +372,7 @@ function retag(resource, asyncId, ctx) {
   resource[tag] = ctx;
   ringIds[i] = asyncId;
   ringCtx[i] = ctx;
+  tagged++;
   return prev;
 }
 
@@ -309,6 +390,7 @@ function run(ctx, fn, thisArg, args) {
 function enter(ctx) {
   const prev = cur;
   cur = ctx;
+  if (store !== null) frame(ctx);
   L[CALLS + ctx.slot]++;
   if (R[0] !== ctx.slot) charge(ctx.slot);
   return prev;
@@ -320,6 +402,7 @@ function enter(ctx) {
  */
 function restore(ctx) {
   cur = ctx.epoch === epoch ? ctx : ROOT;
+  if (store !== null) frame(cur);
   if (R[0] !== cur.slot) charge(cur.slot);
 }
 
@@ -356,5 +439,5 @@ function current() {
 }
 
 module.exports = {
-  ROOT, context, isContext, newLedger, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline, scopeTimers, retag,
+  FRAMES, ROOT, context, isContext, newLedger, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline, scopeTimers, retag,
 };
