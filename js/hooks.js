@@ -119,7 +119,7 @@ function charge(slot) {
   const wake = now;
   // Before the switch's stores: rloop's own work may read the ledger (a reader waits for a switch to end).
   if (running < 0 && (L[WANT] !== 0 || now >= wakeAt)) now = woke(now);
-  const seq = ORDERED ? 0 : begin();
+  const seq = ORDERED ? 0 : openSwitch();
   if (running >= 0) {
     const since = L[SINCE];
     L[SINCE] = now; // before the total: a reader that sees the new total sees where it ends (x64)
@@ -141,7 +141,7 @@ function charge(slot) {
  * the plain stores after it from being seen before it (arm64: an ldar is not taken before an
  * earlier stlr, nor anything after it before the ldar; armv7: a store is between dmb's).
  */
-function begin() {
+function openSwitch() {
   Atomics.store(R, SEQ, R[SEQ] + 1);
   return Atomics.load(R, SEQ);
 }
