@@ -31,6 +31,7 @@ const versionOf = (bin) => require('node:child_process').execFileSync(bin, ['--v
 /** Runs the suite under `bin`, its output passed through; resolves to { code, counts }. */
 function runLine(bin, files) {
   const env = { ...process.env, PATH: [path.dirname(bin), process.env.PATH].join(path.delimiter) };
+  delete env.RLOOP_NODE_LINES; // the runner's, not rloop's: zero-code apps the tests start would warn of it
   const args = ['--expose-gc', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files];
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
