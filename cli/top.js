@@ -11,7 +11,7 @@ const { renderTop, live } = require('./top-screen');
 function options(args) {
   let parsed;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { port: { type: 'string' }, host: { type: 'string' }, target: { type: 'string', default: '0' } } });
+    parsed = parseArgs({ args, allowPositionals: true, options: { port: { type: 'string' }, host: { type: 'string' }, target: { type: 'string', default: '0' }, 'no-auto-scopes': { type: 'boolean' } } });
   } catch (e) {
     throw new AttachError(e.message);
   }
@@ -21,7 +21,7 @@ function options(args) {
   if (pid === undefined && v.port === undefined) throw new AttachError('top needs a PID, or --port of an open inspector');
   const port = v.port === undefined ? undefined : Number(v.port);
   if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) throw new AttachError(`--port must be a port number, got ${JSON.stringify(v.port)}`);
-  return { pid, port, host: v.host, target: Number(v.target) || 0 };
+  return { pid, port, host: v.host, target: Number(v.target) || 0, start: { autoScopes: !v['no-auto-scopes'] } };
 }
 
 /** Runs until q, Ctrl-C, SIGTERM or the target's exit; resolves to the exit code. */

@@ -53,6 +53,9 @@ test('attach to a CommonJS app: its scopes, stalls with stacks and slow I/O, str
   // Each request takes 700 ms; one still in flight when the capture ends is listed as pending.
   const slow = report.io.events.filter((e) => e.type === 'http' && e.scope === 'client' && e.state !== 'pending');
   assert.ok(slow.length >= 1 && slow.every((e) => e.durationMs >= 600), JSON.stringify(slow));
+  // Automatic scopes are on, as in zero-code: the app's own server, which it never scoped, shows by route.
+  const route = scopeOf(report, 'GET /');
+  assert.ok(route && route.calls >= 1, JSON.stringify(report.elu.scopes.map((s) => s.name)));
   // The profile names the app's code (V8 may inline spin into stallWork there).
   const heavy = report.profile.analysis.heavyFunctions;
   assert.ok(heavy.some((f) => ['spin', 'stallWork'].includes(f.functionName) && f.url.endsWith('/app.cjs')), JSON.stringify(heavy.slice(0, 5)));
@@ -75,7 +78,7 @@ test('attach twice, at once and one after the other: one monitor shared, the las
   t.after(() => app.kill());
   t.after(() => { if (app.exitCode !== null && app.exitCode !== 0) console.log(app.output); });
   const inspectorsBefore = listening(app.pid);
-  const first = rloop(['attach', app.pid, '-d', 8, '--no-profile']);
+  const first = rloop(['attach', app.pid, '-d', 8, '--no-profile', '--no-auto-scopes']);
   await seen(first.child.stderr, /capturing/);
   const second = await rloop(['attach', app.pid, '-d', 1, '--no-profile']);
   assert.strictEqual(second.code, 0, second.stderr);
@@ -85,6 +88,7 @@ test('attach twice, at once and one after the other: one monitor shared, the las
   const a = await first;
   assert.strictEqual(a.code, 0, a.stderr);
   assert.match(a.stdout, /^ {2}stall /m);
+  assert.doesNotMatch(a.stdout, /^ {2}GET \/ /m, '--no-auto-scopes: no route scope');
   await assertLeftNothing(app, inspectorsBefore);
   const again = await rloop(['attach', app.pid, '-d', 1, '--no-profile']);
   assert.strictEqual(again.code, 0, again.stderr);

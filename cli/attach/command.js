@@ -22,6 +22,7 @@ const OPTIONS = {
   threshold: { type: 'string', short: 't', default: '50' },
   'io-threshold': { type: 'string', default: '500' },
   'no-io': { type: 'boolean' },
+  'no-auto-scopes': { type: 'boolean' },
   'no-profile': { type: 'boolean' },
   'heap-stats': { type: 'boolean' }, // loop-detective's flag; heap stats are on unless --no-heap-stats
   'no-heap-stats': { type: 'boolean' },
@@ -65,6 +66,7 @@ function options(args) {
       lagThreshold: Math.round(number('threshold', v.threshold, 1, 3600000)),
       ioThreshold: Math.round(number('io-threshold', v['io-threshold'], 0, 3600000)),
       io: !v['no-io'],
+      autoScopes: !v['no-auto-scopes'], // as zero-code: an app nobody instrumented still shows who is busy
     },
     profile: !v['no-profile'],
     heapStats: !v['no-heap-stats'],
