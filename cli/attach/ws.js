@@ -72,11 +72,7 @@ class WebSocket extends EventEmitter {
 
   close() {
     if (this.#closed) return;
-    const socket = this.#socket;
-    socket.end(frame(CLOSE, Buffer.from([0x03, 0xe8]))); // 1000: normal closure
-    // A peer that never closes its side (a target stopped in its inspector's close) must not keep this process.
-    const cut = setTimeout(() => socket.destroy(), 1000);
-    socket.once('close', () => clearTimeout(cut));
+    this.#socket.end(frame(CLOSE, Buffer.from([0x03, 0xe8]))); // 1000: normal closure
   }
 
   get closed() {
