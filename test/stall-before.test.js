@@ -65,7 +65,8 @@ test('with a profile, a stall names what ran just before its blocker (stackBefor
     return e;
   };
   const prepared = stallOf('handler:prepared');
-  const what = JSON.stringify({ stack: names(prepared.stack), before: names(prepared.stackBefore) });
+  const where = (frames) => (frames ?? []).map((f) => `${f.functionName} ${f.url}:${f.line}`);
+  const what = JSON.stringify({ stack: where(prepared.stack), before: where(prepared.stackBefore) });
   assert.ok(prepared.stack.some((f) => f.functionName === 'parseBig'), `the blocker's stack: ${what}`);
   assert.strictEqual(prepared.native, 'JSON', what);
   assert.strictEqual(prepared.stackBefore?.[0]?.functionName, 'prepare', `what ran just before the blocker: ${what}`);

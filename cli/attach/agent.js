@@ -86,7 +86,7 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
     const started = monitor === null;
     if (started) monitor = rloop.start(start);
     else from = 'running';
-    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false, nodered: null, watchdog: null };
+    agent = { rloop, monitor, started, from, sessions: new Map(), captures: new Set(), opened: false, nodered: null, watchdog: null };
     const { isMainThread } = builtin('worker_threads');
     // The last session to leave arms the inspector's close in the same turn: an attach that
     // arrives after it finds the close pending and takes it over, none can slip in between.
@@ -166,15 +166,18 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
  * file) is where the capture's exit guard writes the partial report if the target exits first;
  * it is removed once the report came back.
  */
-async function capture({ key, options }) {
+function capture({ key, options }) {
   const agent = globalThis[Symbol.for(key)];
   const fs = (process.getBuiltinModule ?? require)('fs');
-  try {
-    // With Node-RED attribution from attach, the report names the nodes (report.nodered).
-    return JSON.stringify(await (agent.nodered?.on ?? agent.monitor).capture(options));
-  } finally {
+  // With Node-RED attribution from attach, the report names the nodes (report.nodered).
+  const report = (async () => JSON.stringify(await (agent.nodered?.on ?? agent.monitor).capture(options)))();
+  // Held by the agent until it settles: the inspector awaiting it holds it only weakly.
+  const held = report.finally(() => {
+    agent.captures.delete(held);
     if (options.json) fs.rmSync(options.json, { force: true });
-  }
+  });
+  agent.captures.add(held);
+  return held;
 }
 
 /** The current window, live, and totals: for `rloop top`. */

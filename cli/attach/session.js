@@ -26,9 +26,14 @@ class Session extends EventEmitter {
     });
   }
 
-  /** Evaluates `expression` in the target, awaiting a promise; resolves to its value (JSON-able). */
-  async evaluate(expression) {
-    const r = await this.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true, includeCommandLineAPI: true });
+  /**
+   * Evaluates `expression` in the target; resolves to its value (JSON-able). `awaitPromise`: its
+   * value is a promise, awaited; the target must hold it strongly until it settles, since V8's
+   * inspector holds it weakly and a GC meanwhile fails the command ("Promise was collected"), as
+   * on Node 22 it did for a synchronous install wrapped in Promise.resolve, in a busy target.
+   */
+  async evaluate(expression, { awaitPromise = false } = {}) {
+    const r = await this.send('Runtime.evaluate', { expression, awaitPromise, returnByValue: true, includeCommandLineAPI: true });
     if (r.exceptionDetails) {
       const d = r.exceptionDetails;
       throw new Error(d.exception?.description?.split('\n')[0] ?? d.text);
