@@ -46,11 +46,12 @@ function pct(share) {
   return finite(share) ? `${num(share * 100, share < 0.1 ? 2 : 1)} %` : NONE;
 }
 
-/** Bytes in MB, or KB under 1 MB; `signed`: a gain shows its '+'. */
+/** Bytes in MB, or KB under 1 MB; a loss shows its '−' as offset() does, and `signed` a gain its '+'. */
 function size(bytes, signed = false) {
   if (!finite(bytes)) return NONE;
-  const sign = signed && bytes > 0 ? '+' : '';
-  return Math.abs(bytes) < MB ? `${sign}${num(bytes / 1024, 0)} KB` : `${sign}${num(bytes / MB, 1)} MB`;
+  const abs = Math.abs(bytes) < MB ? `${num(Math.abs(bytes) / 1024, 0)} KB` : `${num(Math.abs(bytes) / MB, 1)} MB`;
+  const sign = !/[1-9]/.test(abs) ? '' : bytes < 0 ? '−' : signed ? '+' : ''; // no '−0 KB'
+  return `${sign}${abs}`;
 }
 
 /** Seconds from the start of the capture, signed: '+1.25 s', '−0.01 s'. */
