@@ -9,30 +9,13 @@ const inspector = require('node:inspector');
 const { workerData } = require('node:worker_threads');
 const native = require('./native');
 const { redactStack } = require('./redact');
+const { EXPRESSION, SAMPLER_URL, MAX_FRAMES } = require('./stack-expression');
 
-const MAX_FRAMES = 32;
 // Gives up when no answer comes by then: the main thread is not running JS (idle, or busy in
 // native code), and the answer would describe whatever runs next (Rust drops stacks of stalls
 // that are over, so a late one is harmless).
 const ANSWER_TIMEOUT_MS = 1000;
 
-// Runs in the main thread. Call sites rather than a formatted stack: exact, and unaffected by
-// an app's own Error.prepareStackTrace (restored at once, as is stackTraceLimit).
-// It returns when it ran (epoch ms, comparable across threads): V8 serves the interrupt at its
-// next check, at once in JS but only after most builtins and C++ return (src/blame.rs).
-const EXPRESSION = `(() => {
-  const answered = performance.timeOrigin + performance.now();
-  const prepare = Error.prepareStackTrace, limit = Error.stackTraceLimit, holder = {};
-  Error.prepareStackTrace = (_, calls) => calls;
-  Error.stackTraceLimit = ${MAX_FRAMES + 2};
-  try {
-    Error.captureStackTrace(holder);
-    return [answered, holder.stack.slice(1).map((c) => [c.getFunctionName(), c.getFileName(), c.getLineNumber(), c.getColumnNumber()])];
-  } finally {
-    Error.prepareStackTrace = prepare;
-    Error.stackTraceLimit = limit;
-  }
-})()`;
 
 const { threadId: watched } = workerData;
 let capturing = false;
@@ -64,9 +47,9 @@ async function capture(wake) {
     const ran = native.threadCpuMs(watched) - ranBefore; // NaN if unknown: then judged by wall time
     if (answer.exceptionDetails || !Array.isArray(answer.result.value)) return;
     const [answered, calls] = answer.result.value;
-    // The evaluated expression's own frame (no file) tops the stack: skip it.
+    // The evaluated expression's own frame tops the stack, and native frames have no file: skip them.
     // Redacted before the addon keeps them too: it writes them itself when JS cannot (src/report.rs).
-    const frames = redactStack(calls.filter(([, file]) => file).slice(0, MAX_FRAMES).map(toFrame));
+    const frames = redactStack(calls.filter(([, file]) => file && file !== SAMPLER_URL).slice(0, MAX_FRAMES).map(toFrame));
     native.stallStack(watched, wake, asked, answered, Number.isFinite(ran) ? ran : answered - asked, frames);
   } catch {
     // The stall ended first, or the main thread is going away: no stack for this one.

@@ -103,3 +103,31 @@ test('in Chromium, the stall\'s row opens what ran just before it', { skip: !fs.
     await p.locator('#lag').screenshot({ path: path.join(artifacts, 'report-stack-before.png') });
   });
 });
+
+test('the stack sampler\'s interrupt shows in a CPU profile as rloop\'s, so it is never what ran before a blocker', async () => {
+  // The sampler's expression had no URL: a profile sampling it (a stall's first millisecond) named
+  // its frames '(anonymous)' as the app's, and stackBefore reported them instead of `prepare`.
+  const inspector = require('node:inspector');
+  const { EXPRESSION, SAMPLER_URL } = require('../js/stack-expression');
+  const { isOwn } = require('../js/report/frames');
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method, params = {}) => new Promise((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
+  try {
+    await post('Profiler.enable');
+    await post('Profiler.setSamplingInterval', { interval: 10 });
+    let nodes = [];
+    for (let round = 0; round < 20 && !nodes.some((n) => n.callFrame.url === SAMPLER_URL); round++) {
+      await post('Profiler.start');
+      for (let i = 0; i < 300; i++) await post('Runtime.evaluate', { expression: EXPRESSION, returnByValue: true, silent: true });
+      nodes = (await post('Profiler.stop')).profile.nodes;
+    }
+    const sampled = nodes.filter((n) => n.callFrame.url === SAMPLER_URL);
+    assert.ok(sampled.length > 0, 'the profile sampled the expression');
+    assert.ok(sampled.every((n) => isOwn(n.callFrame)), 'as rloop\'s');
+    const unnamed = nodes.filter((n) => n.callFrame.url === '' && String(n.callFrame.scriptId) !== '0');
+    assert.deepStrictEqual(unnamed.map((n) => n.callFrame), [], 'no evaluated script without a URL');
+  } finally {
+    session.disconnect();
+  }
+});

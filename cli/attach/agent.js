@@ -213,7 +213,8 @@ function closeInspector({ key, afterMs }) {
 
 /** `fn` applied to `arg` (and to the functions `helpers`), as an expression for Runtime.evaluate. */
 function call(fn, arg = {}, ...helpers) {
-  return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})`;
+  // rloop's URL on its frames: the target's CPU profile shows this code as rloop's, not the app's.
+  return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})\n//# sourceURL=rloop:attach`;
 }
 
 module.exports = { install, capture, read, detach, closeInspector, call, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };
