@@ -77,3 +77,33 @@ test('an attach arriving just after the last one left takes over the pending clo
   await assertLeftNothing(app, inspectorsBefore);
   assert.deepStrictEqual(lines, []);
 });
+
+// A target closing its inspector waits for every client to leave, its loop stopped: a command
+// sent just then is never answered. An inspector that accepts the connection and answers
+// nothing stands in for it.
+test('a target that answers nothing: rloop attach gives up within its limit, says so, exit 1, and lets go of the connection', { timeout: 60_000 }, async (t) => {
+  const http = require('node:http');
+  const crypto = require('node:crypto');
+  let sockets = 0;
+  let ended = 0;
+  const server = http.createServer((req, res) => {
+    const { port } = server.address();
+    res.end(JSON.stringify([{ webSocketDebuggerUrl: `ws://127.0.0.1:${port}/silent` }]));
+  });
+  server.on('upgrade', (req, socket) => {
+    sockets++;
+    socket.on('end', () => { ended++; socket.destroy(); }).resume(); // read, never answered; half-open, as http's upgrades are
+    const accept = crypto.createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const began = Date.now();
+  const r = await rloop(['attach', '--port', server.address().port, '-d', 1]);
+  const tookMs = Date.now() - began;
+  assert.strictEqual(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^rloop: the target did not answer NodeRuntime\.notifyWhenWaitingForDisconnect within 10 s: its main thread is blocked/m);
+  assert.ok(tookMs >= 10_000 && tookMs < 25_000, `gave up after ${tookMs} ms`);
+  await sleep(200);
+  assert.deepStrictEqual({ sockets, ended }, { sockets: 1, ended: 1 }, 'its one connection, ended by the command');
+});

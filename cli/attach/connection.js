@@ -48,7 +48,7 @@ async function connect(o) {
       }
     }
     // Exiting with an inspector client attached, Node waits for it to leave: this says when.
-    if (!o.listTargets) await main.send('NodeRuntime.notifyWhenWaitingForDisconnect', { enabled: true }).catch(() => {});
+    if (!o.listTargets) await main.send('NodeRuntime.notifyWhenWaitingForDisconnect', { enabled: true }).catch(silentOnly);
     return c;
   });
 }
@@ -92,9 +92,15 @@ async function failing(c, step) {
   try {
     return await step();
   } catch (e) {
+    c.silent = e instanceof session.TargetSilent; // then nothing more is asked of it: the connection just closes
     await close(c);
     throw e instanceof AttachError || e instanceof session.TargetGone ? e : new AttachError(`loading rloop into the target failed: ${e.message}`);
   }
+}
+
+/** A command's failure that may be passed over, unless the target did not answer at all. */
+function silentOnly(e) {
+  if (e instanceof session.TargetSilent) throw e;
 }
 
 /**
@@ -102,7 +108,7 @@ async function failing(c, step) {
  * started it and no other session is attached (a capture running then ends, partial). Once.
  */
 function leave(c) {
-  c.leaving ??= c.id && !c.s.closed && !c.exiting
+  c.leaving ??= c.id && !c.s.closed && !c.exiting && !c.silent
     ? c.s.evaluate(agent.call(agent.detach, { id: c.id }))
       .then(async (left) => {
         await c.s.send('Runtime.removeBinding', { name: c.binding }).catch(() => {});
@@ -120,7 +126,7 @@ async function close(c) {
   // The last of rloop's sessions closes the inspector if one of them opened it (another attach
   // may still be running): leaving armed the close, but a worker's agent closes nothing of its
   // main thread, and if leaving failed the one that opened it closes it.
-  if (!c.main.closed && !c.exiting && !left?.closing && (left === null ? c.opened : left.opened)) {
+  if (!c.main.closed && !c.exiting && !c.silent && !left?.closing && (left === null ? c.opened : left.opened)) {
     if (left?.monitored > 0) {
       // The app's own monitor runs on: its stack sampler may hold a session at any time.
       c.log(`left the inspector open (${c.inspector.host}:${c.inspector.port}): closing it while the app's own rloop monitor runs could crash Node`);

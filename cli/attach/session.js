@@ -3,12 +3,18 @@
 // process's worker threads tunnelled through it (the NodeWorker domain).
 
 const { EventEmitter } = require('node:events');
+const { AttachError } = require('./inspector');
 const { WebSocket } = require('./ws');
+
+// How long a command may go unanswered, the capture's excepted. A target closing its inspector
+// waits in close() for every client to leave, its loop stopped: a command that came just then
+// would wait forever, and the target with it, had this end no limit.
+const ANSWER_WITHIN_MS = 10_000;
 
 class Session extends EventEmitter {
   #send; // (text) => void
   #next = 1;
-  #pending = new Map(); // id -> { resolve, reject, method }
+  #pending = new Map(); // id -> { resolve, reject, method, timer }
   closed = false;
 
   constructor(send) {
@@ -16,12 +22,16 @@ class Session extends EventEmitter {
     this.#send = send;
   }
 
-  /** Resolves to the command's result; rejects with the protocol's error, or when the target goes. */
-  send(method, params = {}) {
+  /**
+   * Resolves to the command's result; rejects with the protocol's error, when the target goes,
+   * or with TargetSilent after `withinMs` without an answer.
+   */
+  send(method, params = {}, withinMs = ANSWER_WITHIN_MS) {
     if (this.closed) return Promise.reject(new TargetGone());
     const id = this.#next++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, method });
+      const timer = withinMs === Infinity ? null : setTimeout(() => this.#settle(id, new TargetSilent(method, withinMs)), withinMs);
+      this.#pending.set(id, { resolve, reject, method, timer });
       this.#send(JSON.stringify({ id, method, params }));
     });
   }
@@ -31,9 +41,10 @@ class Session extends EventEmitter {
    * value is a promise, awaited; the target must hold it strongly until it settles, since V8's
    * inspector holds it weakly and a GC meanwhile fails the command ("Promise was collected"), as
    * on Node 22 it did for a synchronous install wrapped in Promise.resolve, in a busy target.
+   * `withinMs`: as send()'s.
    */
-  async evaluate(expression, { awaitPromise = false } = {}) {
-    const r = await this.send('Runtime.evaluate', { expression, awaitPromise, returnByValue: true, includeCommandLineAPI: true });
+  async evaluate(expression, { awaitPromise = false, withinMs = ANSWER_WITHIN_MS } = {}) {
+    const r = await this.send('Runtime.evaluate', { expression, awaitPromise, returnByValue: true, includeCommandLineAPI: true }, withinMs);
     if (r.exceptionDetails) {
       const d = r.exceptionDetails;
       throw new Error(d.exception?.description?.split('\n')[0] ?? d.text);
@@ -54,18 +65,30 @@ class Session extends EventEmitter {
       return;
     }
     const p = this.#pending.get(m.id);
-    if (p === undefined) return;
-    this.#pending.delete(m.id);
-    if (m.error) p.reject(new Error(`${p.method}: ${m.error.message}`));
-    else p.resolve(m.result);
+    if (p !== undefined) this.#settle(m.id, m.error ? new Error(`${p.method}: ${m.error.message}`) : null, m.result);
+  }
+
+  /** Ends the command `id`: rejected with `error`, else resolved to `result`. */
+  #settle(id, error, result) {
+    const p = this.#pending.get(id);
+    this.#pending.delete(id);
+    clearTimeout(p.timer);
+    if (error) p.reject(error);
+    else p.resolve(result);
   }
 
   gone() {
     if (this.closed) return;
     this.closed = true;
-    for (const p of this.#pending.values()) p.reject(new TargetGone());
-    this.#pending.clear();
+    for (const id of [...this.#pending.keys()]) this.#settle(id, new TargetGone());
     this.emit('gone');
+  }
+}
+
+/** A command the target did not answer in time (its main thread blocked in native code, or closing its inspector). */
+class TargetSilent extends AttachError {
+  constructor(method, ms) {
+    super(`the target did not answer ${method} within ${ms / 1000} s: its main thread is blocked (in native code, or closing its inspector); try again`);
   }
 }
 
@@ -123,4 +146,4 @@ function workerSession(main, sessionId) {
   return s;
 }
 
-module.exports = { connect, workers, TargetGone };
+module.exports = { connect, workers, TargetGone, TargetSilent };

@@ -72,7 +72,11 @@ class WebSocket extends EventEmitter {
 
   close() {
     if (this.#closed) return;
-    this.#socket.end(frame(CLOSE, Buffer.from([0x03, 0xe8]))); // 1000: normal closure
+    const socket = this.#socket;
+    socket.end(frame(CLOSE, Buffer.from([0x03, 0xe8]))); // 1000: normal closure
+    // A peer that never closes its side (a target stopped in its inspector's close) must not keep this process.
+    const cut = setTimeout(() => socket.destroy(), 1000);
+    socket.once('close', () => clearTimeout(cut));
   }
 
   get closed() {
