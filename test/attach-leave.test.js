@@ -107,3 +107,22 @@ test('a target that answers nothing: rloop attach gives up within its limit, say
   await sleep(200);
   assert.deepStrictEqual({ sockets, ended }, { sockets: 1, ended: 1 }, 'its one connection, ended by the command');
 });
+
+test('a CLI killed with SIGKILL while attached to a worker: the worker takes rloop out, the main thread closes the inspector rloop opened', async (t) => {
+  const app = await startApp(path.join(FIXTURES, 'worker-app.cjs'));
+  t.after(() => app.kill());
+  t.after(() => { if (app.exitCode !== null && app.exitCode !== 0) console.log(app.output); });
+  const inspectorsBefore = listening(app.pid);
+  const run = rloop(['attach', app.pid, '--target', 1, '-d', 60, '--no-profile']);
+  await seen(run.child.stderr, /capturing/);
+  assert.strictEqual((await ask(app, 'state')).now.monitored, 1, 'the worker is monitored');
+  run.child.kill('SIGKILL');
+  const killedAt = Date.now();
+  await run;
+  const boundMs = agent.WATCH_MS * 2 + agent.CLOSE_AFTER_MS + 8000;
+  while (Date.now() - killedAt < boundMs && listening(app.pid).length > inspectorsBefore.length) await sleep(100);
+  t.diagnostic(`the inspector closed ${Date.now() - killedAt} ms after the kill`);
+  assert.deepStrictEqual(listening(app.pid), inspectorsBefore, `the inspector closed within ${boundMs} ms`);
+  assert.strictEqual((await ask(app, 'state')).now.monitored, 0, 'no thread monitored');
+  assert.strictEqual(app.exitCode, null, 'the app runs on');
+});

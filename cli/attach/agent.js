@@ -13,45 +13,18 @@ const WATCH_MS = 1000;
  * Loads rloop (a copy the app already runs, else the app's installed one, else the CLI's own
  * `cliRloop`) and starts a monitor unless one runs; `binding` is this session's Runtime binding.
  */
-function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector) {
+function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector, link) {
   const KEY_SYM = Symbol.for(key);
   // The inspector console's `require` where process.getBuiltinModule is missing (Node < 20.16).
   const builtin = process.getBuiltinModule ?? require;
   const Module = builtin('module');
   const path = builtin('path');
-  const fs = builtin('fs');
   const closing = globalThis[Symbol.for(`${key}.closing`)];
   if (closing !== undefined) {
     clearTimeout(closing); // a previous attach's close, not done yet: this one closes instead
     delete globalThis[Symbol.for(`${key}.closing`)];
     opened = true;
   }
-  // This session's connection, as the inspector holds it in this process: the fd of the socket
-  // from the inspector's port to the CLI's (Linux /proc); null where it is not seen (another
-  // network namespace between them).
-  const link = ({ port, from }) => {
-    const hex = (n) => `:${n.toString(16).toUpperCase().padStart(4, '0')}`;
-    try {
-      let inode = null;
-      for (const file of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
-        for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-          const f = line.trim().split(/\s+/); // f[3] '01': established
-          if (f[3] === '01' && f[1].endsWith(hex(port)) && f[2].endsWith(hex(from))) inode = f[9];
-        }
-      }
-      const socket = `socket:[${inode}]`;
-      for (const fd of inode === null ? [] : fs.readdirSync('/proc/self/fd')) {
-        try {
-          if (fs.readlinkSync(`/proc/self/fd/${fd}`) === socket) return { fd, socket };
-        } catch {
-          // closed meanwhile
-        }
-      }
-    } catch {
-      // no /proc
-    }
-    return null;
-  };
   let agent = globalThis[KEY_SYM];
   if (agent === undefined) {
     let rloop = null;
@@ -137,16 +110,7 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
   // A session whose socket is gone (its CLI died without leaving) is left, as its CLI would have:
   // one readlink a session each look, and nothing sent over the connection.
   agent.watchdog ??= setInterval(() => {
-    for (const [sid, s] of agent.sessions) {
-      if (s.link === null) continue;
-      let open = false;
-      try {
-        open = fs.readlinkSync(`/proc/self/fd/${s.link.fd}`) === s.link.socket;
-      } catch {
-        // closed
-      }
-      if (!open) agent.leave(sid);
-    }
+    for (const [sid, s] of agent.sessions) if (s.link !== null && !s.link.open()) agent.leave(sid);
   }, watchMs).unref();
   return {
     pid: process.pid,
@@ -159,6 +123,48 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
     watched: agent.sessions.get(id).link !== null,
     nodered: agent.nodered && { version: agent.nodered.version, attribution: agent.nodered.attribution },
   };
+}
+
+/**
+ * This session's connection, as the inspector holds it in this process: the fd of the socket from
+ * the inspector's port to the CLI's (Linux /proc), and `open()` whether it still is; null where
+ * it is not seen (another network namespace between them).
+ */
+function link({ port, from }) {
+  const fs = (process.getBuiltinModule ?? require)('fs');
+  const hex = (n) => `:${n.toString(16).toUpperCase().padStart(4, '0')}`;
+  try {
+    let inode = null;
+    for (const file of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
+      for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+        const f = line.trim().split(/\s+/); // f[3] '01': established
+        if (f[3] === '01' && f[1].endsWith(hex(port)) && f[2].endsWith(hex(from))) inode = f[9];
+      }
+    }
+    const socket = `socket:[${inode}]`;
+    for (const fd of inode === null ? [] : fs.readdirSync('/proc/self/fd')) {
+      try {
+        if (fs.readlinkSync(`/proc/self/fd/${fd}`) === socket) {
+          return {
+            fd,
+            socket,
+            open() {
+              try {
+                return fs.readlinkSync(`/proc/self/fd/${fd}`) === socket;
+              } catch {
+                return false; // closed
+              }
+            },
+          };
+        }
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return null;
 }
 
 /**
@@ -195,6 +201,47 @@ function detach({ key, id }) {
 }
 
 /**
+ * The main thread's side of a worker's session through an inspector rloop opened: should the
+ * CLI die without leaving, the worker's watchdog takes rloop out of the worker, but a worker
+ * closes nothing of its main thread; this watches the same connection and closes the inspector
+ * once no session of rloop's is left. The CLI leaving removes it (unguard) and closes as ever.
+ */
+function guard({ key, id, peer, watchMs, closeAfterMs }, closeInspector, link) {
+  const GUARDS = Symbol.for(`${key}.guards`);
+  const l = link(peer);
+  if (l === null) return false;
+  if (globalThis[GUARDS] === undefined) Object.defineProperty(globalThis, GUARDS, { value: new Map(), configurable: true, enumerable: false });
+  const guards = globalThis[GUARDS];
+  const Module = (process.getBuiltinModule ?? require)('module');
+  // Threads rloop monitors, process-wide, by any copy loaded here (the worker's leaves by its watchdog).
+  const monitored = () => Object.values(Module._cache).some((m) => /[\\/]js[\\/]index\.js$/.test(m?.filename ?? '') && typeof m.exports?.threads === 'function' && m.exports.threads().length > 0);
+  let looks = 0;
+  const timer = setInterval(() => {
+    if (l.open()) return;
+    // As the CLI leaving would: never closed while a monitor runs (its stack sampler may hold a
+    // session), waiting a few looks for the worker's own watchdog to take rloop out.
+    if (monitored() && ++looks < 10) return;
+    clearInterval(timer);
+    guards.delete(id);
+    if (guards.size === 0) delete globalThis[GUARDS];
+    if (guards.size > 0 || looks >= 10) return; // another session is left, or a monitor runs on
+    const main = globalThis[Symbol.for(key)]; // an attach to the main thread: its last leave closes
+    if (main !== undefined) main.opened = true;
+    else if (globalThis[Symbol.for(`${key}.closing`)] === undefined) closeInspector({ key, afterMs: closeAfterMs });
+  }, watchMs).unref();
+  guards.set(id, timer);
+  return true;
+}
+
+/** Removes this session's guard (guard()), as its CLI leaves. */
+function unguard({ key, id }) {
+  const guards = globalThis[Symbol.for(`${key}.guards`)];
+  clearInterval(guards?.get(id));
+  guards?.delete(id);
+  if (guards?.size === 0) delete globalThis[Symbol.for(`${key}.guards`)];
+}
+
+/**
  * Closes the inspector rloop opened, `afterMs` from now (a CLI still connected then is dropped).
  * inspector.close() while a worker holds a session to this thread crashes Node (seen on 20 and
  * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
@@ -217,4 +264,4 @@ function call(fn, arg = {}, ...helpers) {
   return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})\n//# sourceURL=rloop:attach`;
 }
 
-module.exports = { install, capture, read, detach, closeInspector, call, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };
+module.exports = { install, capture, read, detach, guard, unguard, closeInspector, link, call, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };

@@ -70,6 +70,7 @@ function load(c, o, onEvent) {
       onEvent(m.type, m.data);
     });
     c.binding = binding;
+    c.peer = { port: c.inspector.port, from: c.main.ws.localPort };
     c.info = await c.s.evaluate(agent.call(agent.install, {
       id: c.id,
       cliRloop: CLI_RLOOP,
@@ -79,10 +80,15 @@ function load(c, o, onEvent) {
       opened: c.opened,
       // The target's end of this connection, for its watchdog: should this process die without
       // leaving (SIGKILL), the target sees the socket close and takes rloop out.
-      peer: { port: c.inspector.port, from: c.main.ws.localPort },
+      peer: c.peer,
       watchMs: agent.WATCH_MS,
       closeAfterMs: agent.CLOSE_AFTER_MS,
-    }, agent.closeInspector));
+    }, agent.closeInspector, agent.link));
+    // A worker closes nothing of its main thread: there, a guard closes the inspector rloop
+    // opened should this process die without leaving.
+    if (c.s !== c.main && c.opened) {
+      c.guarded = await c.main.evaluate(agent.call(agent.guard, { id: c.id, peer: c.peer, watchMs: agent.WATCH_MS, closeAfterMs: agent.CLOSE_AFTER_MS }, agent.closeInspector, agent.link));
+    }
     return c;
   });
 }
@@ -123,6 +129,7 @@ function leave(c) {
 async function close(c) {
   const left = await leave(c);
   if (c.s !== c.main) await c.s.close();
+  if (c.guarded && !c.main.closed) await c.main.evaluate(agent.call(agent.unguard, { id: c.id })).catch(() => {});
   // The last of rloop's sessions closes the inspector if one of them opened it (another attach
   // may still be running): leaving armed the close, but a worker's agent closes nothing of its
   // main thread, and if leaving failed the one that opened it closes it.
