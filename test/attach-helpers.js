@@ -17,12 +17,12 @@ const FIXTURES = path.join(__dirname, 'fixtures', 'attach');
 
 /**
  * Starts `file` under this Node with IPC; resolves once it says it is ready. `--inspect-port=0`:
- * SIGUSR1 opens the inspector on a free port; `--expose-internals`: state.cjs reads Node's count of
+ * SIGUSR1 opens the inspector on a free port (`inspectPort`: on that one); `--expose-internals`: state.cjs reads Node's count of
  * enabled async hooks. `inspect`: the inspector open from the start instead.
  */
-async function startApp(file, { args = [], cwd = path.dirname(path.resolve(file)), inspect = false } = {}) {
+async function startApp(file, { args = [], cwd = path.dirname(path.resolve(file)), inspect = false, inspectPort = 0 } = {}) {
   file = path.resolve(file);
-  const child = spawn(process.execPath, [inspect ? '--inspect=127.0.0.1:0' : '--inspect-port=0', '--expose-internals', '--no-deprecation', '--no-warnings', file, ...args], {
+  const child = spawn(process.execPath, [inspect ? '--inspect=127.0.0.1:0' : `--inspect-port=${inspectPort}`, '--expose-internals', '--no-deprecation', '--no-warnings', file, ...args], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

@@ -118,6 +118,28 @@ test('the target exiting mid-capture: exit code 2 and the partial report written
   assert.deepStrictEqual(await app.exited, { code: 0, signal: null }, 'the app exits as it would have');
 });
 
+test('the port SIGUSR1 would open held by another process (a second attach at once): exit 1, said, and the target not signalled', async (t) => {
+  const holder = http.createServer().listen(0, '127.0.0.1');
+  await once(holder, 'listening');
+  t.after(() => holder.close());
+  const { port } = holder.address();
+  const app = await startApp(CJS, { inspectPort: port });
+  t.after(() => app.kill());
+  const inspectorsBefore = listening(app.pid);
+  const r = await rloop(['attach', app.pid, '-d', 1, '--no-profile']);
+  assert.strictEqual(r.code, 1, r.stderr);
+  assert.match(r.stderr, new RegExp(`^rloop: PID ${app.pid} opens its inspector on port ${port}, which another process holds .*not signalled`, 'm'));
+  await sleep(300);
+  assert.doesNotMatch(app.output, /inspector|address already in use/i, "nothing on the app's stderr");
+  assert.deepStrictEqual(listening(app.pid), inspectorsBefore);
+  // Once it is free, the same attach opens the inspector there, and closes it after.
+  holder.close();
+  await once(holder, 'close');
+  const again = await rloop(['attach', app.pid, '-d', 1, '--no-profile']);
+  assert.strictEqual(again.code, 0, again.stderr);
+  await assertLeftNothing(app, inspectorsBefore);
+});
+
 test('clear messages, exit 1: no such PID, a process that is not Node (left alive), a port that is not an inspector', async (t) => {
   const gone = spawn('true');
   await once(gone, 'exit');

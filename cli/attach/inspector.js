@@ -131,15 +131,40 @@ async function inspectorAmong(ports) {
   return null;
 }
 
-/** The port `--inspect[-brk|-wait][=[host:]port]` gives the process (0: any), or null without one. */
-function inspectFlag(pid) {
+/** The process's command line and NODE_OPTIONS, as words. */
+function nodeArgs(pid) {
   const args = (read(`/proc/${pid}/cmdline`) ?? '').split('\0');
   const nodeOptions = /(?:^|\0)NODE_OPTIONS=([^\0]*)/.exec(read(`/proc/${pid}/environ`) ?? '')?.[1];
-  for (const a of [...args, ...(nodeOptions ?? '').split(/\s+/)]) {
+  return [...args, ...(nodeOptions ?? '').split(/\s+/)];
+}
+
+/** The port `--inspect[-brk|-wait][=[host:]port]` gives the process (0: any), or null without one. */
+function inspectFlag(pid) {
+  for (const a of nodeArgs(pid)) {
     const m = /^--inspect(?:-brk|-wait)?(?:=(?:.*:)?(\d+))?$/.exec(a);
     if (m) return m[1] === undefined ? 9229 : Number(m[1]);
   }
   return null;
+}
+
+/** The port SIGUSR1 opens the inspector on: `--inspect-port` (`--debug-port`), else --inspect's, else 9229 (0: any). */
+function signalPort(pid) {
+  const args = nodeArgs(pid);
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--(?:inspect|debug)-port(?:=(.*))?$/.exec(args[i]);
+    const port = m && /(?:^|:)(\d+)$/.exec(m[1] ?? args[i + 1] ?? '');
+    if (port) return Number(port[1]);
+  }
+  return inspectFlag(pid) ?? 9229;
+}
+
+/** Whether a socket of this network namespace listens on TCP `port` (any process's). */
+function portTaken(port) {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  return ['tcp', 'tcp6'].some((file) => (read(`/proc/net/${file}`) ?? '').split('\n').some((line) => {
+    const f = line.trim().split(/\s+/);
+    return f[3] === '0A' && f[1]?.endsWith(hex); // 0A: LISTEN
+  }));
 }
 
 /**
@@ -155,6 +180,12 @@ async function activate(pid, log) {
   if (flagged !== null) {
     const open = await inspectorAmong(before.filter((p) => flagged === 0 || p.port === flagged));
     if (open) return { ...open, opened: false };
+  }
+  // Where the port SIGUSR1 would open is another process's (a second attach at once, another app's
+  // inspector), the target prints the failure on its stderr: not signalled.
+  const port = signalPort(pid);
+  if (port !== 0 && !before.some((p) => p.port === port) && portTaken(port)) {
+    throw new AttachError(`PID ${pid} opens its inspector on port ${port}, which another process holds (another attach now? an app run with --inspect?): not signalled, as the target would print the failure on its stderr; try again once it is free, or give the app --inspect-port=0`);
   }
   const isNew = (p) => !before.some((b) => b.inode === p.inode);
   for (let i = 0; i < BACKOFF_MS.length; i++) {
