@@ -59,7 +59,7 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
     const started = monitor === null;
     if (started) monitor = rloop.start(start);
     else from = 'running';
-    agent = { rloop, monitor, started, from, sessions: new Map(), captures: new Set(), opened: false, nodered: null, watchdog: null };
+    agent = { rloop, monitor, started, from, sessions: new Map(), opened: false, nodered: null, watchdog: null };
     const { isMainThread } = builtin('worker_threads');
     // The last session to leave arms the inspector's close in the same turn: an attach that
     // arrives after it finds the close pending and takes it over, none can slip in between.
@@ -126,9 +126,9 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
 }
 
 /**
- * This session's connection, as the inspector holds it in this process: the fd of the socket from
- * the inspector's port to the CLI's (Linux /proc), and `open()` whether it still is; null where
- * it is not seen (another network namespace between them).
+ * This session's connection, as the inspector holds it in this process (the socket from the
+ * inspector's port to the CLI's, in Linux /proc): `open()` says whether it still is; null where it
+ * is not seen (another network namespace between them).
  */
 function link({ port, from }) {
   const fs = (process.getBuiltinModule ?? require)('fs');
@@ -146,8 +146,6 @@ function link({ port, from }) {
       try {
         if (fs.readlinkSync(`/proc/self/fd/${fd}`) === socket) {
           return {
-            fd,
-            socket,
             open() {
               try {
                 return fs.readlinkSync(`/proc/self/fd/${fd}`) === socket;
@@ -172,18 +170,15 @@ function link({ port, from }) {
  * file) is where the capture's exit guard writes the partial report if the target exits first;
  * it is removed once the report came back.
  */
-function capture({ key, options }) {
+async function capture({ key, options }) {
   const agent = globalThis[Symbol.for(key)];
   const fs = (process.getBuiltinModule ?? require)('fs');
-  // With Node-RED attribution from attach, the report names the nodes (report.nodered).
-  const report = (async () => JSON.stringify(await (agent.nodered?.on ?? agent.monitor).capture(options)))();
-  // Held by the agent until it settles: the inspector awaiting it holds it only weakly.
-  const held = report.finally(() => {
-    agent.captures.delete(held);
+  try {
+    // With Node-RED attribution from attach, the report names the nodes (report.nodered).
+    return JSON.stringify(await (agent.nodered?.on ?? agent.monitor).capture(options));
+  } finally {
     if (options.json) fs.rmSync(options.json, { force: true });
-  });
-  agent.captures.add(held);
-  return held;
+  }
 }
 
 /** The current window, live, and totals: for `rloop top`. */

@@ -74,11 +74,16 @@ function listening(pid) {
       // closed meanwhile
     }
   }
+  return listeners(`/proc/${pid}/net`).filter((p) => inodes.has(p.inode));
+}
+
+/** The TCP sockets listening in the network namespace `/proc/.../net` shows, any process's. */
+function listeners(net = '/proc/net') {
   const out = [];
   for (const [file, v6] of [['tcp', false], ['tcp6', true]]) {
-    for (const line of (read(`/proc/${pid}/net/${file}`) ?? '').split('\n').slice(1)) {
+    for (const line of (read(`${net}/${file}`) ?? '').split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
-      if (f.length < 10 || f[3] !== '0A' || !inodes.has(f[9])) continue; // 0A: LISTEN
+      if (f.length < 10 || f[3] !== '0A') continue; // 0A: LISTEN
       const [addr, port] = f[1].split(':');
       out.push({ host: v6 ? hostOf6(addr) : hostOf4(addr), port: parseInt(port, 16), inode: f[9] });
     }
@@ -158,15 +163,6 @@ function signalPort(pid) {
   return inspectFlag(pid) ?? 9229;
 }
 
-/** Whether a socket of this network namespace listens on TCP `port` (any process's). */
-function portTaken(port) {
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  return ['tcp', 'tcp6'].some((file) => (read(`/proc/net/${file}`) ?? '').split('\n').some((line) => {
-    const f = line.trim().split(/\s+/);
-    return f[3] === '0A' && f[1]?.endsWith(hex); // 0A: LISTEN
-  }));
-}
-
 /**
  * The inspector of `pid`, opened with SIGUSR1 if it is not open yet: { host, port, wsUrl,
  * opened } (`opened`: rloop opened it, so rloop closes it). `log(line)` hears each retry. The
@@ -184,7 +180,7 @@ async function activate(pid, log) {
   // Where the port SIGUSR1 would open is another process's (a second attach at once, another app's
   // inspector), the target prints the failure on its stderr: not signalled.
   const port = signalPort(pid);
-  if (port !== 0 && !before.some((p) => p.port === port) && portTaken(port)) {
+  if (port !== 0 && !before.some((p) => p.port === port) && listeners().some((p) => p.port === port)) {
     throw new AttachError(`PID ${pid} opens its inspector on port ${port}, which another process holds (another attach now? an app run with --inspect?): not signalled, as the target would print the failure on its stderr; try again once it is free, or give the app --inspect-port=0`);
   }
   const isNew = (p) => !before.some((b) => b.inode === p.inode);

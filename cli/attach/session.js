@@ -37,11 +37,10 @@ class Session extends EventEmitter {
   }
 
   /**
-   * Evaluates `expression` in the target; resolves to its value (JSON-able). `awaitPromise`: its
-   * value is a promise, awaited; the target must hold it strongly until it settles, since V8's
-   * inspector holds it weakly and a GC meanwhile fails the command ("Promise was collected"), as
-   * on Node 22 it did for a synchronous install wrapped in Promise.resolve, in a busy target.
-   * `withinMs`: as send()'s.
+   * Evaluates `expression` in the target; resolves to its value (JSON-able). `awaitPromise` only
+   * for a value that is a promise the target holds (the capture's): V8's inspector holds what it
+   * awaits weakly, and on Node 22 a GC in a busy target collected a synchronous install's value
+   * wrapped for awaiting ("Promise was collected"). `withinMs`: as send()'s.
    */
   async evaluate(expression, { awaitPromise = false, withinMs = ANSWER_WITHIN_MS } = {}) {
     const r = await this.send('Runtime.evaluate', { expression, awaitPromise, returnByValue: true, includeCommandLineAPI: true }, withinMs);
