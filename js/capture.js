@@ -6,7 +6,6 @@
 // blocked loop, a terminated worker), the addon writes the JSON itself (src/report.rs).
 
 const fs = require('node:fs');
-const nodePath = require('node:path');
 const { threadId } = require('node:worker_threads');
 const heap = require('./heap');
 const profiler = require('./profile');
@@ -16,92 +15,11 @@ const { profileStalls } = require('./stall-stacks');
 const { guard } = require('./exit-guard');
 const { buildReport, reportFrame } = require('./report/build');
 const { renderJson } = require('./report/json');
-const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('./options');
+const { expand, numberCapture } = require('./capture-options');
 const { version } = require('../package.json');
 
 const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/recording.rs)
 const HEAP_EVERY_MS = 1000;
-const MAX_MS = 7 * 24 * 3600 * 1000; // a week: the longest capture or watch interval
-const DEFAULTS = Object.freeze({
-  durationMs: 10000,
-  profile: false,
-  heapStats: true,
-  heapSnapshot: false,
-  json: false,
-  html: false,
-  cpuprofile: false,
-});
-const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile'];
-
-const PLACEHOLDERS = ['{pid}', '{time}', '{n}'];
-
-/**
- * An output path, or false. Checked now rather than when the capture ends, which may be at
- * exit: a report that cannot be written would be lost after all the collecting. Its folder must
- * exist and be writable, unless {time} or {n} name it (it differs per capture).
- */
-function pathOption(name, value) {
-  if (value === false) return false;
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new TypeError(`rloop: option '${name}' must be a file path or false, got ${describe(value)}`);
-  }
-  const unknown = value.match(/\{[A-Za-z_]\w*\}/g)?.find((p) => !PLACEHOLDERS.includes(p));
-  if (unknown !== undefined) {
-    throw new RangeError(`rloop: option '${name}' holds ${unknown}: only ${PLACEHOLDERS.join(', ')} are filled in`);
-  }
-  if (/\{(time|n)\}/.test(nodePath.dirname(value))) return value;
-  const problem = unwritable(expand(value, captures + 1, Date.now()));
-  if (problem !== null) throw new RangeError(`rloop: option '${name}': ${problem}`);
-  return value;
-}
-
-/** Why `file` cannot be written, or null. */
-function unwritable(file) {
-  const dir = nodePath.resolve(nodePath.dirname(file)); // '.' would say little
-  try {
-    if (!fs.statSync(dir).isDirectory()) return `${dir} is not a folder`;
-    fs.accessSync(dir, fs.constants.W_OK);
-  } catch (e) {
-    return e.code === 'ENOENT' ? `folder ${dir} does not exist` : `folder ${dir} cannot be written to (${e.code})`;
-  }
-  return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() ? `${file} is a folder` : null;
-}
-
-/**
- * Capture options, defaults filled in (`defaults` over DEFAULTS: watch()'s); `durationMs:
- * Infinity` runs until stop() or exit.
- */
-function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
-  const given = knownOnly(what, plainObject(`${what} options`, options), Object.keys(DEFAULTS));
-  const o = withDefaults(defaults, given);
-  if (o.durationMs !== Infinity) integerIn('durationMs', o.durationMs, [1, MAX_MS]);
-  if (typeof o.profile !== 'boolean' && (o.profile === null || typeof o.profile !== 'object' || Array.isArray(o.profile))) {
-    throw new TypeError(`rloop: option 'profile' must be true, false or { intervalUs }, got ${describe(o.profile)}`);
-  }
-  if (o.profile !== false) o.profile = profiler.profileOptions(o.profile === true ? {} : o.profile);
-  boolean('heapStats', o.heapStats);
-  for (const name of PATHS) o[name] = pathOption(name, o[name]);
-  return o;
-}
-
-/** watch() options: `everyMs`, and the options of each capture (10 s long, or everyMs if shorter). */
-function watchOptions(options) {
-  const { everyMs, ...rest } = plainObject('watch() options', options);
-  integerIn('everyMs', everyMs, [1, MAX_MS]);
-  const capture = captureOptions(rest, 'watch()', { ...DEFAULTS, durationMs: Math.min(DEFAULTS.durationMs, everyMs) });
-  if (capture.durationMs > everyMs) {
-    throw new RangeError(`rloop: option 'durationMs' (${capture.durationMs}) must not exceed 'everyMs' (${everyMs})`);
-  }
-  return { everyMs, capture };
-}
-
-/** `{pid}`, `{time}` (ISO, file-safe) and `{n}` (capture number) in output paths. */
-function expand(path, n, at) {
-  const time = new Date(at).toISOString().replace(/[:.]/g, '-');
-  return path.replaceAll('{pid}', String(process.pid)).replaceAll('{time}', time).replaceAll('{n}', String(n));
-}
-
-let captures = 0; // numbers this thread's captures for `{n}`
 
 /**
  * Says how much of each stall was rloop starting the CPU profile: V8 walks all code for it,
@@ -119,7 +37,7 @@ class Capture {
   #monitor; // the Monitor: events
   #inner; // the monitor's internals: totals(), timeline, io aggregates
   #o;
-  #n = ++captures;
+  #n = numberCapture();
   #start = Date.now();
   #totalsBefore;
   #recording; // the addon's recording of windows and stalls (src/recording.rs)
@@ -337,4 +255,4 @@ class Capture {
   }
 }
 
-module.exports = { Capture, captureOptions, watchOptions };
+module.exports = { Capture };
