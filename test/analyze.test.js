@@ -281,7 +281,7 @@ test('each sample takes the scope in force at its time; idle samples belong to n
 
 // The CI failure of stop 18: a starved sampler's gap after a scope's last sample ran on into the next
 // scope's work, and the whole gap was charged to the scope that had ended (json: 127 ms of 100).
-test('a long gap between samples in two scopes is charged beyond MAX_GAP intervals to neither scope nor function', () => {
+test('a long gap between samples in two scopes is charged to neither beyond MAX_GAP intervals', () => {
   const p = synthetic([native('(root)'), [fn('main'), [fn('a')]]], ['a', 'a', 'a', 'a', 'a', 'a']);
   // Samples at 1100, 1200, 1300, then (a 3 ms gap) 4300, 4400, 4500 µs, all the same work.
   p.timeDeltas[3] = 3000;
@@ -290,8 +290,6 @@ test('a long gap between samples in two scopes is charged beyond MAX_GAP interva
   assert.deepStrictEqual(rows([[1000, 'x'], [2000, 'y']]), [['x', 0.4], ['y', 0.3]], 'x: two samples and MAX_GAP intervals, not 3.2 ms');
   assert.deepStrictEqual(rows([[1000, 'x'], [2000, 'y'], [3000, 'x']]), [['x', 0.7], ['y', 0]], 'x left and came back: still not charged the gap');
   assert.deepStrictEqual(rows([[1000, 'x']]), [['x', 3.5]], 'one scope across the gap, the same work: charged in full');
-  const selfMs = (timeline) => analyze(p, { scopeTimeline: timeline }).heavyFunctions.find((f) => f.functionName === 'a').selfMs;
-  assert.deepStrictEqual([selfMs([[1000, 'x'], [2000, 'y']]), selfMs([[1000, 'x']]), selfMs(undefined)], [0.7, 3.5, 3.5], 'the function as its scopes have it');
 });
 
 function addUp(ms) {

@@ -65,7 +65,7 @@ function typicalInterval(timeDeltas) {
  * before them (allocations trigger GC), and busy time per scope when a timeline is given.
  * A sample lasts until the next one (as in DevTools), but a gap of more than MAX_GAP intervals
  * (the sampler thread starved, or its signal waited for a syscall) is charged in full only when
- * the samples on both sides are the same kind of work, in the same scope when a timeline is given;
+ * the samples on both sides are the same kind of work (and, for a scope, in the same scope);
  * otherwise nobody knows what ran in it, and the sample is charged MAX_GAP intervals.
  */
 function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, intervalUs) {
@@ -88,18 +88,19 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
     const nextNode = last ? -1 : nodeAt(i + 1);
     const next = last ? endTime : t + timeDeltas[i + 1];
     const cat = category[node];
-    if (scopes) at = scopeAt(timeline, t, at);
     let us = Math.max(0, next - t);
-    // A scope that changed in the gap proves that another callback ran in it.
-    if (us > maxGap && (last || category[nextNode] !== cat || (scopes && scopeAt(timeline, next, at) !== at))) us = maxGap;
+    if (us > maxGap && (last || category[nextNode] !== cat)) us = maxGap;
     self[node] += us;
     if (cat === GC && previous >= 0 && category[previous] !== GC && category[previous] !== IDLE) {
       const fn = fnOf[user[previous] >= 0 ? user[previous] : previous];
       gcAfter.set(fn, (gcAfter.get(fn) ?? 0) + 1);
     }
     if (scopes && cat !== IDLE) {
+      at = scopeAt(timeline, t, at);
       const scope = at >= 0 ? timeline[at][1] : null;
       const name = scope === false ? OUTSIDE : scope;
+      // A long gap that ends in another scope: nobody knows when this one's work ended in it.
+      if (us > maxGap && !last && scopeAt(timeline, next, at) !== at) us = maxGap;
       let s = scopes.get(name);
       if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, busyUs: 0, self: new Map() }));
       s.samples++;
