@@ -65,8 +65,8 @@ function typicalInterval(timeDeltas) {
  * before them (allocations trigger GC), and busy time per scope when a timeline is given.
  * A sample lasts until the next one (as in DevTools), but a gap of more than MAX_GAP intervals
  * (the sampler thread starved, or its signal waited for a syscall) is charged in full only when
- * the samples on both sides are the same kind of work (and, for a scope, in the same scope);
- * otherwise nobody knows what ran in it, and the sample is charged MAX_GAP intervals.
+ * the samples on both sides are the same kind of work; otherwise nobody knows what ran in it,
+ * and the sample is charged MAX_GAP intervals.
  */
 function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, intervalUs) {
   const { samples, timeDeltas, startTime, endTime } = profile;
@@ -99,8 +99,6 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
       at = scopeAt(timeline, t, at);
       const scope = at >= 0 ? timeline[at][1] : null;
       const name = scope === false ? OUTSIDE : scope;
-      // A long gap that ends in another scope: nobody knows when this one's work ended in it.
-      if (us > maxGap && !last && scopeAt(timeline, next, at) !== at) us = maxGap;
       let s = scopes.get(name);
       if (s === undefined) scopes.set(name, (s = { samples: 0, us: 0, busyUs: 0, self: new Map() }));
       s.samples++;
