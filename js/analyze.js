@@ -11,7 +11,7 @@ const { longCalls, longCallsByFunction } = require('./long-calls');
 const { ms, percent } = require('./units');
 const { packageOfFrame, busyByPackage } = require('./packages');
 const { CATEGORIES, USER, GC, IDLE, frameOf, indexNodes, indexFunctions, classify } = require('./analyze/kinds');
-const { MAX_GAP, OUTSIDE, checkTimeline, checkProfile, typicalInterval, walkSamples } = require('./analyze/samples');
+const { OUTSIDE, checkTimeline, checkProfile, typicalInterval, sampleSpans, walkSamples } = require('./analyze/samples');
 const { findPatterns } = require('./analyze/patterns');
 
 const HEAVY_FUNCTIONS = 20;
@@ -124,7 +124,8 @@ function study(profile, options) {
   const { fnOf, first } = indexFunctions(nodes);
   const cls = classify(nodes, tree);
   const intervalUs = typicalInterval(profile.timeDeltas);
-  const { self, gcAfter, scopes } = walkSamples(profile, tree.index, cls, fnOf, scopeTimeline, intervalUs);
+  const spans = sampleSpans(profile, tree.index, cls.category, scopeTimeline, intervalUs);
+  const { self, gcAfter, scopes } = walkSamples(profile, tree.index, cls, fnOf, scopeTimeline, spans);
 
   const { categoryUs, fnCategoryUs, byApiSite } = totals(nodes, self, fnOf, first.length, cls);
   const fns = rankFunctions(fnCategoryUs, first.length);
@@ -158,7 +159,7 @@ function study(profile, options) {
   for (const [fn, episodes] of gcAfter) if (gcFn < 0 || episodes > gcAfter.get(gcFn)) gcFn = fn;
   const hog = fns.find((f) => f.category === USER);
   const thresholdUs = lagThresholdMs * 1000;
-  const long = longCallsByFunction(longCalls(profile, { nodeIndex: tree.index, ...cls, parent: tree.parent, gc: GC, idle: IDLE }, thresholdUs, MAX_GAP, intervalUs), fnOf)
+  const long = longCallsByFunction(longCalls(profile, { nodeIndex: tree.index, ...cls, parent: tree.parent, gc: GC, idle: IDLE }, thresholdUs, spans), fnOf)
     .map((c) => ({ ...c, frame: frameOfFn(c.fn) }));
 
   const patterns = findPatterns({

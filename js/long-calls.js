@@ -14,13 +14,13 @@ const MISSED_SAMPLES = 1; // samples in a row without a call's frame that do not
  * to the innermost user function whose single call covers it.
  *
  * `classes`: per node its `category` and nearest `user` frame, `parent`, and `nodeIndex` (id ->
- * node); `gc` and `idle` the categories of those samples. A gap between samples longer than
- * `maxGapIntervals` intervals, to other work, is charged that long, as js/analyze.js does.
+ * node); `gc` and `idle` the categories of those samples; `spans`, how long each sample is
+ * charged (js/analyze/samples.js sampleSpans: the gap rule self time and scopes share).
  * @returns per node `{ calls, us, maxUs }`: `maxUs` the longest call, from its first sample to
  *   the end of its last; `us` the time charged to the samples of its long calls (so that shares
  *   of busy time stay shares).
  */
-function longCalls(profile, { nodeIndex, category, user, parent, gc, idle }, thresholdUs, maxGapIntervals, intervalUs) {
+function longCalls(profile, { nodeIndex, category, user, parent, gc, idle }, thresholdUs, spans) {
   const { samples, timeDeltas, startTime, endTime } = profile;
   const userParent = (u) => (parent[u] >= 0 ? user[parent[u]] : -1);
   // User nodes on the stack, outermost first: { node, start, seen (end of its last sample),
@@ -43,15 +43,13 @@ function longCalls(profile, { nodeIndex, category, user, parent, gc, idle }, thr
       if ((long || o.covered) && open.length > 0) open[open.length - 1].covered = true;
     }
   };
-  const maxGap = maxGapIntervals * intervalUs;
   let t = startTime + (timeDeltas[0] ?? 0);
   for (let i = 0; i < samples.length; i++) {
     const last = i + 1 === samples.length;
     const next = last ? endTime : t + timeDeltas[i + 1];
     const node = nodeIndex.get(samples[i]);
     const cat = category[node];
-    // The sample's end as js/analyze.js charges it: a long gap to other work is nobody's.
-    const end = next - t > maxGap && (last || category[nodeIndex.get(samples[i + 1])] !== cat) ? t + maxGap : next;
+    const end = t + spans[i];
     if (cat === gc) {
       for (const o of open) o.seen = end;
       for (const o of open) o.charged += end - t;

@@ -279,6 +279,26 @@ test('each sample takes the scope in force at its time; idle samples belong to n
   assert.deepEqual(analyze(p, { scopeTimeline: undefined }), analyze(p), 'undefined is the default: no timeline');
 });
 
+// The CI failure of stop 18: a starved sampler's gap after a scope's last sample ran on into the next
+// scope's work, and the whole gap was charged to the scope that had ended (json: 127 ms of 100).
+test('a long gap between samples that a scope transition crosses is charged MAX_GAP intervals, to the scope and the function alike', () => {
+  const p = synthetic([native('(root)'), [fn('main'), [fn('a')]]], ['a', 'a', 'a', 'a', 'a', 'a']);
+  // Samples at 1100, 1200, 1300, then (a 3 ms gap) 4300, 4400, 4500 µs, all the same work.
+  p.timeDeltas[3] = 3000;
+  p.endTime = 4600;
+  const with_ = (timeline) => analyze(p, { scopeTimeline: timeline });
+  const rows = (timeline) => with_(timeline).scopes.map((s) => [s.name, s.ms]);
+  assert.deepStrictEqual(rows([[1000, 'x'], [2000, 'y']]), [['x', 0.4], ['y', 0.3]], 'x: two samples and MAX_GAP intervals, not 3.2 ms');
+  assert.deepStrictEqual(rows([[1000, 'x'], [2000, 'y'], [3000, 'x']]), [['x', 0.7], ['y', 0]], 'x left and came back: still not charged the gap');
+  assert.deepStrictEqual(rows([[1000, 'x']]), [['x', 3.5]], 'one scope across the gap, the same work: charged in full');
+  // The function's self time is what its scopes add up to, and so is its long call's share.
+  const a = with_([[1000, 'x'], [2000, 'y']]);
+  assert.deepStrictEqual(a.heavyFunctions.find((f) => f.functionName === 'a').selfMs, 0.7);
+  assert.deepStrictEqual(analyze(p).heavyFunctions.find((f) => f.functionName === 'a').selfMs, 3.5, 'without a timeline: the same work on both sides, charged in full');
+  const long = analyze(p, { scopeTimeline: [[1000, 'x'], [2000, 'y']], lagThresholdMs: 0.5 }).longCalls.functions.find((f) => f.functionName === 'a');
+  assert.deepStrictEqual([long.ms, long.percent <= 100], [0.7, true], 'a long call is charged its samples as the scopes are');
+});
+
 function addUp(ms) {
   let x = 0;
   for (const end = performance.now() + ms; performance.now() < end; ) for (let i = 0; i < 1e4; i++) x = (x + i) % 7919;

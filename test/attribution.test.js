@@ -119,25 +119,34 @@ test('enter() charges the rest of the callback and what it starts', async () => 
   const mon = rloop.start({ windowMs: ONE_WINDOW });
   let before = 0;
   let spent = 0;
+  // The scope's whole span in each callback, from enter() on: what it may be charged at most
+  // (the work's own spans are the least), so a preemption around the work is no failure.
+  let span = 0;
   await new Promise((resolve) =>
     setTimeout(() => {
       before = busy(10); // unattributed
+      const entered = performance.now();
       rloop.enter('node:abc', { key: 'msg-1' });
       spent += busy(20);
       setTimeout(() => {
+        const began = performance.now();
         spent += busy(15);
+        span += performance.now() - began;
         resolve();
       }, 1);
+      span += performance.now() - entered;
     }, 1),
   );
   const w = mon.elu();
   mon.stop();
   const node = scopeIn(w, 'node:abc');
-  assertCharged(w, 'node:abc', spent);
+  const within = (got, what) => assert.ok(got >= spent - 0.5 && got <= span + 1, `${what}: charged ${got.toFixed(2)} ms, its work measured ${spent.toFixed(2)}, its spans ${span.toFixed(2)}`);
+  within(node.busyMs, 'node:abc');
+  assert.ok(span - spent < 8, `the spans hold the work and little else (the 10 ms before enter() charged here would fail): ${span.toFixed(2)} ms for ${spent.toFixed(2)}`);
   assert.ok(w.unattributed.busyMs >= before, `unattributed ${w.unattributed.busyMs}`);
   assert.strictEqual(node.keys.count, 1);
   assert.strictEqual(node.keys.worst[0].key, 'msg-1');
-  assertNear(node.keys.worst[0].busyMs, spent, 'msg-1');
+  within(node.keys.worst[0].busyMs, 'msg-1');
 });
 
 test('restore() ends a nested entry: each side is charged its own time, a call counted once', async () => {

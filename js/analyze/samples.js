@@ -61,21 +61,46 @@ function typicalInterval(timeDeltas) {
 }
 
 /**
- * One pass over the samples: self time per node, GC episodes per user function that ran just
- * before them (allocations trigger GC), and busy time per scope when a timeline is given.
- * A sample lasts until the next one (as in DevTools), but a gap of more than MAX_GAP intervals
- * (the sampler thread starved, or its signal waited for a syscall) is charged in full only when
- * the samples on both sides are the same kind of work; otherwise nobody knows what ran in it,
- * and the sample is charged MAX_GAP intervals.
+ * How long each sample is charged, µs: the one gap rule that self time, scopes and long calls
+ * (js/long-calls.js) share, so that their shares of busy time add up. A sample lasts until the
+ * next one (as in DevTools), but a gap of more than MAX_GAP intervals (the sampler thread starved,
+ * or its signal waited for a syscall) is charged in full only when the samples on both sides are
+ * the same kind of work and no scope transition of the timeline falls in it (another callback ran
+ * there); otherwise nobody knows what ran in it, and the sample is charged MAX_GAP intervals.
  */
-function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, intervalUs) {
+function sampleSpans(profile, nodeIndex, category, timeline, intervalUs) {
+  const { samples, timeDeltas, startTime, endTime } = profile;
+  const maxGap = MAX_GAP * intervalUs;
+  const spans = new Float64Array(samples.length);
+  let at = -1;
+  let t = startTime + (timeDeltas[0] ?? 0);
+  for (let i = 0; i < samples.length; i++) {
+    const last = i + 1 === samples.length;
+    const next = last ? endTime : t + timeDeltas[i + 1];
+    let us = Math.max(0, next - t);
+    if (us > maxGap) {
+      const otherWork = last || category[nodeIndex.get(samples[i + 1])] !== category[nodeIndex.get(samples[i])];
+      if (timeline) at = scopeAt(timeline, t, at);
+      if (otherWork || (timeline && scopeAt(timeline, next, at) !== at)) us = maxGap;
+    }
+    spans[i] = us;
+    t = next;
+  }
+  return spans;
+}
+
+/**
+ * One pass over the samples, each charged its span (sampleSpans): self time per node, GC
+ * episodes per user function that ran just before them (allocations trigger GC), and busy time
+ * per scope when a timeline is given.
+ */
+function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, spans) {
   const { samples, timeDeltas, startTime, endTime } = profile;
   const nodeAt = (i) => {
     const node = nodeIndex.get(samples[i]);
     if (node === undefined) throw new RangeError(`rloop: profile sample ${i} names no node (${samples[i]})`);
     return node;
   };
-  const maxGap = MAX_GAP * intervalUs;
   const self = new Float64Array(profile.nodes.length);
   const gcAfter = new Map(); // function -> GC episodes that started right after it ran
   const scopes = timeline ? new Map() : null; // scope name -> { samples, us, self: Map(node -> µs) }
@@ -88,8 +113,7 @@ function walkSamples(profile, nodeIndex, { category, user }, fnOf, timeline, int
     const nextNode = last ? -1 : nodeAt(i + 1);
     const next = last ? endTime : t + timeDeltas[i + 1];
     const cat = category[node];
-    let us = Math.max(0, next - t);
-    if (us > maxGap && (last || category[nextNode] !== cat)) us = maxGap;
+    const us = spans[i];
     self[node] += us;
     if (cat === GC && previous >= 0 && category[previous] !== GC && category[previous] !== IDLE) {
       const fn = fnOf[user[previous] >= 0 ? user[previous] : previous];
@@ -134,4 +158,4 @@ function busyByScope(timeline, startTime, endTime, scopes) {
   }
 }
 
-module.exports = { MAX_GAP, OUTSIDE, checkTimeline, checkProfile, typicalInterval, walkSamples };
+module.exports = { OUTSIDE, checkTimeline, checkProfile, typicalInterval, sampleSpans, walkSamples };
