@@ -64,7 +64,11 @@ let wakeAt = Infinity; // when onWake is due
 let log = null; // every change of scope, only while a CPU profile runs (js/timeline.js)
 let recorders = 0; // the captures reading `log`
 let timerContext = null; // (resource) -> context of a timer created outside any scope (js/auto/timers.js)
-let store = null; // rloop's own AsyncLocalStorage while the scope travels by AsyncContextFrame
+// Stands in for the store once stopped: Node still calls a hook disabled inside a callback of
+// another hook for the rest of that callback's event (rloop stopped from an app's async hook,
+// or by an attach's command landing there as an interrupt), and a hook must never throw.
+const NO_STORE = { getStore() {}, enterWith() {} };
+let store = NO_STORE; // rloop's own AsyncLocalStorage while the scope travels by AsyncContextFrame
 let tagged = 0; // resources tagged while it does: only then can an unscoped callback have a tag
 
 // The AsyncLocalStorage built on async hooks propagates in an init hook of its own (_propagate);
@@ -337,8 +341,8 @@ function uninstall() {
   hook.disable();
   framedHook.disable();
   timerHook.disable();
-  if (store !== null) dc.unsubscribe('net.server.socket', accepted);
-  store = null;
+  if (store !== NO_STORE) dc.unsubscribe('net.server.socket', accepted);
+  store = NO_STORE;
   L = IDLE;
   R = IDLE_R;
   onWant = null;
@@ -358,7 +362,7 @@ function uninstall() {
 /** Charges timers created outside any scope to `fn(timeout)`'s context from now on; null stops. */
 function scopeTimers(fn) {
   timerContext = fn;
-  if (store !== null && fn !== null) timerHook.enable();
+  if (store !== NO_STORE && fn !== null) timerHook.enable();
   else timerHook.disable();
 }
 
@@ -390,7 +394,7 @@ function run(ctx, fn, thisArg, args) {
 function enter(ctx) {
   const prev = cur;
   cur = ctx;
-  if (store !== null) frame(ctx);
+  if (store !== NO_STORE) frame(ctx);
   L[CALLS + ctx.slot]++;
   if (R[0] !== ctx.slot) charge(ctx.slot);
   return prev;
@@ -402,7 +406,7 @@ function enter(ctx) {
  */
 function restore(ctx) {
   cur = ctx.epoch === epoch ? ctx : ROOT;
-  if (store !== null) frame(cur);
+  if (store !== NO_STORE) frame(cur);
   if (R[0] !== cur.slot) charge(cur.slot);
 }
 

@@ -75,3 +75,27 @@ test('dns.promises.lookup creates no async resource more with rloop, and gives w
   assert.strictEqual(pidless(watched.stderr), pidless(plain.stderr));
   assert.deepStrictEqual(JSON.parse(watched.stdout), without);
 });
+
+// Node calls a hook disabled inside another hook's callback for the rest of that callback's event:
+// rloop stopped there (by the app, or by an attach's command, which lands as an interrupt) must
+// throw nothing from its hooks. On Node ≥ 24 its `before` threw (its store gone): the app died.
+test("stop() inside an app's async hook callback, rloop's hooks still called in that event: the app runs on", () => {
+  const script = `const { createHook } = require('node:async_hooks');
+    const rloop = require(${JSON.stringify(ROOT)});
+    let mon = null;
+    let stops = 0;
+    // The app's hook is enabled first, so Node calls it before rloop's in each event.
+    createHook({ init() { if (stops === 1) stop(); }, before() { if (stops === 0) stop(); } }).enable();
+    const stop = () => { stops++; mon.stop(); };
+    mon = rloop.start({ autoScopes: { timers: true } });
+    setTimeout(() => {
+      rloop.scope('x', () => {
+        mon = rloop.start();
+        setTimeout(() => { rloop.scope('y', () => {}); console.log('ok', stops); }, 1);
+      });
+    }, 1);`;
+  const r = run(['-e', script]);
+  assert.strictEqual(r.stderr, '');
+  assert.strictEqual(r.stdout, 'ok 2\n');
+  assert.strictEqual(r.status, 0);
+});

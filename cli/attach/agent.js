@@ -259,4 +259,26 @@ function call(fn, arg = {}, ...helpers) {
   return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})\n//# sourceURL=rloop:attach`;
 }
 
-module.exports = { install, capture, read, detach, guard, unguard, closeInspector, link, call, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };
+/**
+ * As call(), for what starts or stops anything: `fn` runs from the target's event loop, and the
+ * expression is a promise of its value (evaluate it with awaitPromise). The inspector runs a
+ * command as an interrupt inside whatever JS runs then: inside an async hook's callback, Node
+ * loses a hook enabled or disabled there, and calls a disabled one for the rest of that event;
+ * inside rloop's own hooks, they would be entered again. The promise is held until the
+ * inspector's reaction to it has run: V8's inspector holds what it awaits weakly.
+ */
+function callFromLoop(fn, arg = {}, ...helpers) {
+  const run = call(fn, arg, ...helpers).replace(/\n\/\/# sourceURL=rloop:attach$/, '');
+  // The console's `require` (Node < 20.16 has no getBuiltinModule) only exists while the
+  // command runs: `fn` gets it as a parameter.
+  return `((require) => {
+  const p = new Promise((resolve, reject) => (process.getBuiltinModule ?? require)('timers').setImmediate(() => {
+    try { resolve(${run}); } catch (e) { reject(e); }
+    p.then(keep, keep);
+  }));
+  const keep = () => void p;
+  return p;
+})(typeof require === 'function' ? require : undefined)\n//# sourceURL=rloop:attach`;
+}
+
+module.exports = { install, capture, read, detach, guard, unguard, closeInspector, link, call, callFromLoop, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };

@@ -130,7 +130,7 @@ async function captureOnce(conn, o, p) {
     return why;
   });
   try {
-    const result = await Promise.race([conn.s.evaluate(agent.call(agent.capture, { options }), { awaitPromise: true, withinMs: Infinity }).then((json) => JSON.parse(json)), exiting]);
+    const result = await Promise.race([conn.s.evaluate(agent.callFromLoop(agent.capture, { options }), { awaitPromise: true, withinMs: Infinity }).then((json) => JSON.parse(json)), exiting]);
     if (result !== 'exit') return result;
   } catch (e) {
     if (!(e instanceof TargetGone)) throw new AttachError(`capture failed in the target: ${e.message}`);

@@ -71,7 +71,7 @@ function load(c, o, onEvent) {
     });
     c.binding = binding;
     c.peer = { port: c.inspector.port, from: c.main.ws.localPort };
-    c.info = await c.s.evaluate(agent.call(agent.install, {
+    c.info = await c.s.evaluate(agent.callFromLoop(agent.install, {
       id: c.id,
       cliRloop: CLI_RLOOP,
       binding,
@@ -83,7 +83,7 @@ function load(c, o, onEvent) {
       peer: c.peer,
       watchMs: agent.WATCH_MS,
       closeAfterMs: agent.CLOSE_AFTER_MS,
-    }, agent.closeInspector, agent.link));
+    }, agent.closeInspector, agent.link), { awaitPromise: true });
     // A worker closes nothing of its main thread: there, a guard closes the inspector rloop
     // opened should this process die without leaving.
     if (c.s !== c.main && c.opened) {
@@ -115,7 +115,7 @@ function silentOnly(e) {
  */
 function leave(c) {
   c.leaving ??= c.id && !c.s.closed && !c.exiting && !c.silent
-    ? c.s.evaluate(agent.call(agent.detach, { id: c.id }))
+    ? c.s.evaluate(agent.callFromLoop(agent.detach, { id: c.id }), { awaitPromise: true })
       .then(async (left) => {
         await c.s.send('Runtime.removeBinding', { name: c.binding }).catch(() => {});
         return left;

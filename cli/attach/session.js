@@ -38,9 +38,9 @@ class Session extends EventEmitter {
 
   /**
    * Evaluates `expression` in the target; resolves to its value (JSON-able). `awaitPromise` only
-   * for a value that is a promise the target holds (the capture's): V8's inspector holds what it
-   * awaits weakly, and on Node 22 a GC in a busy target collected a synchronous install's value
-   * wrapped for awaiting ("Promise was collected"). `withinMs`: as send()'s.
+   * for a value that is a promise the target holds (agent.callFromLoop's): V8's inspector holds
+   * what it awaits weakly, and on Node 22 a GC in a busy target collected a synchronous install's
+   * value wrapped for awaiting ("Promise was collected"). `withinMs`: as send()'s.
    */
   async evaluate(expression, { awaitPromise = false, withinMs = ANSWER_WITHIN_MS } = {}) {
     const r = await this.send('Runtime.evaluate', { expression, awaitPromise, returnByValue: true, includeCommandLineAPI: true }, withinMs);
@@ -84,10 +84,10 @@ class Session extends EventEmitter {
   }
 }
 
-/** A command the target did not answer in time (its main thread blocked in native code, or closing its inspector). */
+/** A command the target did not answer in time (its main thread blocked, in JS or native code, or closing its inspector). */
 class TargetSilent extends AttachError {
   constructor(method, ms) {
-    super(`the target did not answer ${method} within ${ms / 1000} s: its main thread is blocked (in native code, or closing its inspector); try again`);
+    super(`the target did not answer ${method} within ${ms / 1000} s: its main thread is blocked (in JS or native code, or closing its inspector); try again`);
   }
 }
 
