@@ -128,11 +128,17 @@ function track(options) {
   }
 
   // No channel says when a socket connects: 'connect' does, or 'close' before it. Listening for
-  // 'error' would keep an app without a listener alive; 'close' comes a loop phase later.
+  // 'error' would keep an app without a listener alive; 'close' comes a loop phase later. The
+  // first to come removes the other: the app counts a connected socket's listeners (Node's own
+  // test-http-connect does), and sees them as without rloop.
   function onSocket({ socket }, top) {
     if (socket[REC]) return;
     socket[REC] = begin('tcp', top, socket);
-    const settled = () => attempt(settleSocket, socket);
+    const settled = () => {
+      socket.removeListener('connect', settled);
+      socket.removeListener('close', settled);
+      attempt(settleSocket, socket);
+    };
     socket.once('connect', settled);
     socket.once('close', settled);
   }

@@ -308,6 +308,25 @@ test('connection refused fills the error field of http, fetch and tcp events', a
   assert.deepEqual(errors, { http: 1, fetch: 1, tcp: 2 });
 });
 
+// Node's own test-http-connect counts a CONNECT socket's listeners once it is handed to the app.
+test("a connected socket's listeners are the app's alone: the connect's timing leaves none behind", async (t) => {
+  const server = net.createServer((s) => s.end()).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  const counts = async () => {
+    const socket = net.connect(server.address().port, '127.0.0.1');
+    await once(socket, 'connect');
+    const n = ['connect', 'close', 'error', 'end'].map((e) => socket.listenerCount(e));
+    socket.destroy();
+    return n;
+  };
+  const without = await counts();
+  const { events } = trackIn(t, 0);
+  assert.deepEqual(await counts(), without);
+  await until(() => events.length === 1);
+  assert.equal(events[0].type, 'tcp', 'and the connect was timed');
+});
+
 test('stop() unsubscribes, restores dns (and http on old Node) exactly, and is idempotent', async (t) => {
   const patchable = [[dns, 'lookup'], [dns.promises, 'lookup'], [http, 'request'], [http, 'get'], [https, 'request'],
     [https, 'get']];
