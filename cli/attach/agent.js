@@ -253,10 +253,17 @@ function closeInspector({ key, afterMs }) {
   return true;
 }
 
+// rloop's URL on its frames: the target's CPU profile shows this code as rloop's, not the app's.
+const SOURCE_URL = '\n//# sourceURL=rloop:attach';
+
+/** `fn` applied to `arg` (and to the functions `helpers`), as JS source. */
+function applied(fn, arg, helpers) {
+  return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})`;
+}
+
 /** `fn` applied to `arg` (and to the functions `helpers`), as an expression for Runtime.evaluate. */
 function call(fn, arg = {}, ...helpers) {
-  // rloop's URL on its frames: the target's CPU profile shows this code as rloop's, not the app's.
-  return `(${fn})(${[JSON.stringify({ key: KEY, ...arg }), ...helpers].join(', ')})\n//# sourceURL=rloop:attach`;
+  return applied(fn, arg, helpers) + SOURCE_URL;
 }
 
 /**
@@ -268,17 +275,16 @@ function call(fn, arg = {}, ...helpers) {
  * inspector's reaction to it has run: V8's inspector holds what it awaits weakly.
  */
 function callFromLoop(fn, arg = {}, ...helpers) {
-  const run = call(fn, arg, ...helpers).replace(/\n\/\/# sourceURL=rloop:attach$/, '');
   // The console's `require` (Node < 20.16 has no getBuiltinModule) only exists while the
   // command runs: `fn` gets it as a parameter.
   return `((require) => {
   const p = new Promise((resolve, reject) => (process.getBuiltinModule ?? require)('timers').setImmediate(() => {
-    try { resolve(${run}); } catch (e) { reject(e); }
+    try { resolve(${applied(fn, arg, helpers)}); } catch (e) { reject(e); }
     p.then(keep, keep);
   }));
   const keep = () => void p;
   return p;
-})(typeof require === 'function' ? require : undefined)\n//# sourceURL=rloop:attach`;
+})(typeof require === 'function' ? require : undefined)${SOURCE_URL}`;
 }
 
 module.exports = { install, capture, read, detach, guard, unguard, closeInspector, link, call, callFromLoop, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };
