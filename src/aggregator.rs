@@ -14,6 +14,7 @@ use crate::keys::Unnamed;
 #[cfg(test)]
 use crate::lag::LagStats;
 use crate::ledger::{Ledger, Reading};
+use crate::names::Names;
 use crate::slots::{Active, PerSlot};
 pub use crate::window::{Pending, ScopeWindow, Window};
 
@@ -68,7 +69,7 @@ struct Retired {
 
 pub struct Aggregator {
     cfg: Config,
-    names: Vec<Arc<str>>,
+    names: Names,
     scopes_overflowed: u64,
     /// By key slot − key base, grown as the ring first reaches a slot.
     key_owner: Vec<Option<KeyOwner>>,
@@ -91,7 +92,7 @@ pub struct Aggregator {
 impl Aggregator {
     pub fn new(cfg: Config, now: f64) -> Self {
         Aggregator {
-            names: vec![Arc::from("(unattributed)"), Arc::from("(other)")],
+            names: Names::new(&["(unattributed)", "(other)"]),
             scopes_overflowed: 0,
             key_owner: Vec::new(),
             base: PerSlot::new(cfg.key_base()),
@@ -114,15 +115,20 @@ impl Aggregator {
 
     /// Registers a scope name; returns its slot, or `OTHER` once `max_scopes` are taken.
     pub fn add_scope(&mut self, name: &str) -> usize {
-        if self.names.len() >= FIRST_SCOPE + self.cfg.max_scopes {
+        if self.scopes() >= FIRST_SCOPE + self.cfg.max_scopes {
             self.scopes_overflowed += 1;
             return OTHER;
         }
-        self.names.push(Arc::from(name));
+        let slot = self.names.push(name);
         self.totals.push(Reading::default());
-        let slot = self.names.len() - 1;
         self.active.touch(slot, self.seq + 1);
         slot
+    }
+
+    /// Scopes registered, unattributed and `(other)` included: one total each. Counted without
+    /// the name table, which the watch thread reads outside the lock.
+    fn scopes(&self) -> usize {
+        self.totals.len()
     }
 
     pub fn scopes_overflowed(&self) -> u64 {
@@ -137,7 +143,7 @@ impl Aggregator {
             .checked_sub(self.cfg.key_base())
             .filter(|&j| j < self.cfg.key_slots)
             .ok_or_else(|| format!("slot {slot} is not a key slot"))?;
-        if scope >= self.names.len() {
+        if scope >= self.scopes() {
             return Err(format!("scope {scope} is not registered"));
         }
         if ledger.running().is_some_and(|(s, _)| s == slot) {
@@ -196,7 +202,10 @@ impl Aggregator {
             }
             self.base.set(slot, r);
         }
-        self.active.closed(charged.into_iter(), self.seq + 1, self.names.len() + self.key_owner.len());
+        for &(scope, r) in &pending.charges {
+            add(&mut self.totals[scope], r);
+        }
+        self.active.closed(charged.into_iter(), self.seq + 1, self.scopes() + self.key_owner.len());
         self.window_start = now;
         // The next window is due one length after this one was (a late close makes this
         // window longer and the next shorter, not every window longer); a close later than
@@ -204,9 +213,6 @@ impl Aggregator {
         let next = self.due + self.cfg.window_ms;
         self.due = if now >= self.due && next > now { next } else { now + self.cfg.window_ms };
         self.seq += 1;
-        for (index, _, r) in &pending.scopes {
-            add(&mut self.totals[*index], *r);
-        }
         pending
     }
 
@@ -238,15 +244,15 @@ impl Aggregator {
     pub fn scope_of(&self, slot: usize) -> usize {
         match slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)) {
             Some(owner) => owner.as_ref().map_or(UNATTRIBUTED, |o| o.scope),
-            None if slot < self.names.len() => slot,
+            None if slot < self.scopes() => slot,
             None => UNATTRIBUTED,
         }
     }
 
     /// The scope name and key a slot is charged to now.
-    pub fn describe_slot(&self, slot: usize) -> (&str, Option<&str>) {
+    pub fn describe_slot(&self, slot: usize) -> (Arc<str>, Option<&str>) {
         let key = slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)?.as_ref()).map(|o| &*o.key);
-        (&self.names[self.scope_of(slot)], key)
+        (self.names.get(self.scope_of(slot)), key)
     }
 
     /// When the current window is due to close.
@@ -263,15 +269,15 @@ impl Aggregator {
     }
 
     /// Busy time and calls per scope index since start, the current window included.
-    pub fn totals(&self, ledger: &Ledger, now: f64) -> Vec<(&str, Reading)> {
-        self.names.iter().map(|n| &**n).zip(self.raw_totals(ledger, now).sum()).collect()
+    pub fn totals(&self, ledger: &Ledger, now: f64) -> Vec<(Arc<str>, Reading)> {
+        self.names.all().into_iter().zip(self.raw_totals(ledger, now).sum()).collect()
     }
 
     /// What `totals` needs, copied: a metrics scrape takes it under the monitor's lock and adds
     /// it up outside, so the lock is held for copies, not for the sums (bench/metrics.md).
     pub fn raw_totals(&self, ledger: &Ledger, now: f64) -> RawTotals {
         let key_base = self.cfg.key_base();
-        let (_, readings) = ledger.snapshot(now, |running| self.active.to_read(self.names.len(), self.key_owner.len(), running));
+        let (_, readings) = ledger.snapshot(now, |running| self.active.to_read(self.scopes(), self.key_owner.len(), running));
         let current = readings
             .into_iter()
             .filter_map(|(slot, reading)| {
@@ -285,14 +291,12 @@ impl Aggregator {
     /// Reads the slots that can have changed; `retired`: what rebound keys left this window.
     fn scan(&self, ledger: &Ledger, now: f64, retired: Retired) -> (Pending, Vec<(usize, Reading)>) {
         let key_base = self.cfg.key_base();
-        let (now, readings) = ledger.snapshot(now, |running| self.active.to_read(self.names.len(), self.key_owner.len(), running));
+        let (now, readings) = ledger.snapshot(now, |running| self.active.to_read(self.scopes(), self.key_owner.len(), running));
 
-        // By scope index, only the scopes charged: their number, not maxScopes, sets the cost.
-        let mut per_scope: HashMap<usize, Reading> = HashMap::new();
+        // Only the slots charged, by scope index; summed per scope and named by `Pending::finish`,
+        // outside the lock: the slots charged, not maxScopes, set the cost under it.
         let charged = |r: &Reading| r.busy_ms > 0.0 || r.calls > 0.0;
-        for (scope, r) in retired.per_scope.iter().enumerate().filter(|(_, r)| charged(r)) {
-            add(per_scope.entry(scope).or_default(), *r);
-        }
+        let mut charges: Vec<(usize, Reading)> = retired.per_scope.iter().copied().enumerate().filter(|(_, r)| charged(r)).collect();
         let mut named = retired.keys;
         for &(slot, reading) in &readings {
             let d = delta(reading, self.base.get(slot));
@@ -300,22 +304,20 @@ impl Aggregator {
                 continue;
             }
             if slot < key_base {
-                add(per_scope.entry(slot).or_default(), d);
+                charges.push((slot, d));
             } else if let Some(Some(owner)) = self.key_owner.get(slot - key_base) {
-                add(per_scope.entry(owner.scope).or_default(), d);
+                charges.push((owner.scope, d));
                 if d.busy_ms > 0.0 {
                     named.push((owner.scope, owner.key.clone(), d.busy_ms));
                 }
             }
         }
-        let unattributed = per_scope.remove(&UNATTRIBUTED).unwrap_or_default();
-        let mut scopes = vec![(UNATTRIBUTED, self.names[UNATTRIBUTED].clone(), unattributed)];
-        scopes.extend(per_scope.into_iter().map(|(i, r)| (i, self.names[i].clone(), r)));
         let pending = Pending {
             seq: self.seq + 1,
             start: self.window_start,
             end: now,
-            scopes,
+            charges,
+            names: self.names.clone(),
             named,
             unnamed: retired.unnamed,
             max_keys: self.cfg.max_keys,
@@ -343,7 +345,7 @@ impl RawTotals {
     }
 }
 
-fn add(to: &mut Reading, d: Reading) {
+pub(crate) fn add(to: &mut Reading, d: Reading) {
     to.busy_ms += d.busy_ms;
     to.calls += d.calls;
 }
@@ -390,7 +392,34 @@ mod tests {
         assert_eq!(scope(&next, "x").busy_ms, 200.0, "the next window starts where the last ended");
         assert_eq!(next.busy_ms, 200.0);
         let totals = a.totals(&l, 1000.0);
-        assert_eq!(totals.iter().find(|t| t.0 == "x").unwrap().1.busy_ms, 600.0);
+        assert_eq!(totals.iter().find(|t| &*t.0 == "x").unwrap().1.busy_ms, 600.0);
+    }
+
+    #[test]
+    fn binding_and_a_close_under_the_lock_wait_on_no_name() {
+        // The watch thread names a window's scopes outside the monitor's lock, reading the name
+        // table a chunk at a time; what runs under the lock must not wait on that table.
+        let c = cfg();
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c.clone(), 0.0);
+        let x = a.add_scope("x");
+        let names = a.names.clone();
+        m.switch_to(x, 0.0);
+        m.call(x);
+        m.switch_to(UNATTRIBUTED, 10.0);
+        let (done, got) = std::sync::mpsc::channel();
+        let pending = std::thread::scope(|s| {
+            let held = names.hold();
+            s.spawn(|| {
+                a.bind_key(&l, 2 + c.max_scopes, x, "k".into()).unwrap();
+                let _ = done.send(a.close_begin(&l, 20.0));
+            });
+            let pending = got.recv_timeout(std::time::Duration::from_secs(20));
+            drop(held);
+            pending.expect("close_begin waited on the name table")
+        });
+        assert_eq!(scope(&pending.finish(None), "x").busy_ms, 10.0);
     }
 
     #[test]
@@ -500,7 +529,7 @@ mod tests {
             found += a.close(&l, t, None).scopes.iter().filter(|x| &*x.name == "s").map(|x| x.busy_ms).sum::<f64>();
         }
         assert_eq!(found, 5.0, "the sweep reached it within keySlots / SWEEP windows");
-        assert_eq!(a.totals(&l, t).iter().find(|x| x.0 == "s").unwrap().1.busy_ms, 5.0);
+        assert_eq!(a.totals(&l, t).iter().find(|x| &*x.0 == "s").unwrap().1.busy_ms, 5.0);
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod keys;
 mod lag;
 mod ledger;
 mod metrics;
+mod names;
 mod recording;
 mod registry;
 mod report;

@@ -35,7 +35,7 @@ pub struct Unfinished {
 
 /// Busy time per scope since start, the current window included: `Monitor.totals()`.
 pub fn totals_json(agg: &Aggregator, ledger: &Ledger, now: f64) -> Value {
-    let scope = |(name, r): (&str, crate::ledger::Reading)| json!({ "name": name, "busyMs": r.busy_ms, "calls": r.calls });
+    let scope = |(name, r): (std::sync::Arc<str>, crate::ledger::Reading)| json!({ "name": &*name, "busyMs": r.busy_ms, "calls": r.calls });
     let mut all: Vec<Value> = agg.totals(ledger, now).into_iter().map(scope).collect();
     let unattributed = all.remove(0);
     let busy: f64 = num(&unattributed, "busyMs") + all.iter().map(|s| num(s, "busyMs")).sum::<f64>();

@@ -143,10 +143,10 @@ impl Shared {
 
     /// The lag event of `stall`, as `idle` and the 'lag' listeners give it.
     pub fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
-        let name = |slot: usize| (slot != crate::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0);
+        let name = |slot: usize| (slot != crate::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
         let (_, key) = agg.describe_slot(stall.slot);
-        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or("unattributed code"));
-        let b = blame(stall.start, stall.stack, other);
+        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "unattributed code".into()));
+        let b = blame(stall.start, stall.stack, other.as_deref());
         // Who ran inside the stall, from the watch thread's samples (every few ms from half the threshold on).
         let sampled: u32 = stall.samples.iter().map(|(_, n)| n).sum();
         let mut scopes: Vec<Value> = stall

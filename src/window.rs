@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use crate::keys::{self, KeyStats, Unnamed};
 use crate::lag::LagStats;
+use crate::aggregator::{add, UNATTRIBUTED};
 use crate::ledger::Reading;
+use crate::names::Names;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScopeWindow {
@@ -46,8 +48,10 @@ pub struct Pending {
     pub seq: u64,
     pub start: f64,
     pub end: f64,
-    /// (scope index, name, what it was charged) of each scope charged, unattributed first.
-    pub scopes: Vec<(usize, Arc<str>, Reading)>,
+    /// (scope index, what it was charged) of each slot charged and of the keys rebound; a
+    /// scope comes once per slot of its own and of its keys.
+    pub charges: Vec<(usize, Reading)>,
+    pub names: Names,
     pub named: Vec<(usize, Arc<str>, f64)>,
     pub unnamed: HashMap<usize, Unnamed>,
     pub max_keys: usize,
@@ -57,15 +61,21 @@ pub struct Pending {
 impl Pending {
     pub fn finish(self, lag: Option<LagStats>) -> Window {
         let mut key_stats = keys::summarize(self.named, &self.unnamed, self.max_keys, self.worst_keys);
-        let mut all = self.scopes.into_iter().map(|(index, name, r)| ScopeWindow {
+        let mut per_scope: HashMap<usize, Reading> = HashMap::new();
+        for (scope, r) in self.charges {
+            add(per_scope.entry(scope).or_default(), r);
+        }
+        let unattributed = per_scope.remove(&UNATTRIBUTED).unwrap_or_default();
+        let charged = std::iter::once((UNATTRIBUTED, unattributed)).chain(per_scope).collect();
+        let mut all = self.names.name_all(charged, |&(index, _)| index, |(index, r), name| ScopeWindow {
             index,
             name,
             busy_ms: r.busy_ms,
             calls: r.calls,
             keys: key_stats.remove(&index).map(Box::new),
         });
-        let unattributed = all.next().expect("unattributed comes first");
-        let mut scopes: Vec<ScopeWindow> = all.collect();
+        let mut scopes = all.split_off(1);
+        let unattributed = all.pop().expect("unattributed comes first");
         scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms).then(a.index.cmp(&b.index)));
         let busy_ms = unattributed.busy_ms + scopes.iter().map(|s| s.busy_ms).sum::<f64>();
         Window { seq: self.seq, start: self.start, end: self.end, busy_ms, unattributed, scopes, lag, merged: 1 }

@@ -102,7 +102,7 @@ pub(super) fn copy(agg: &Aggregator, ledger: &Ledger, lag: Option<&Lag>, now: f6
 fn figures(m: &Shared, exposure: &mut Exposure, top: usize) -> Option<ThreadFigures> {
     let copied = m.with_lag(|agg, ledger, lag, now| copy(agg, ledger, lag, now))?;
     // Names are only appended, so a second short hold finds the same scope at each index.
-    let names = |indices: &[usize]| m.with_lag(|agg, _, _, _| indices.iter().map(|&i| agg.describe_slot(i).0.to_owned()).collect()).unwrap_or_default();
+    let names = |indices: &[usize]| m.with_lag(|agg, _, _, _| indices.iter().map(|&i| agg.describe_slot(i).0.to_string()).collect()).unwrap_or_default();
     let mut f = finish(copied, exposure, top, names)?;
     f.thread = m.thread_id;
     f.elapsed_ms = m.clock.now() - m.started;
@@ -222,7 +222,7 @@ mod tests {
     use crate::ledger::test_support::Memory;
 
     fn read(a: &Aggregator, l: &Ledger, lag: Option<&Lag>, now: f64, top: usize) -> Option<ThreadFigures> {
-        finish(copy(a, l, lag, now), &mut Exposure::default(), top, |ix| ix.iter().map(|&i| a.describe_slot(i).0.to_owned()).collect())
+        finish(copy(a, l, lag, now), &mut Exposure::default(), top, |ix| ix.iter().map(|&i| a.describe_slot(i).0.to_string()).collect())
     }
 
     #[test]

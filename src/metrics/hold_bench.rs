@@ -38,7 +38,7 @@ fn bench_lock_hold() {
             let c = copy(&a, &l, Some(&lag), t);
             held.push(s.elapsed().as_secs_f64() * 1e3);
             let s = std::time::Instant::now();
-            let f = finish(c, &mut e, 50, |ix| ix.iter().map(|&i| a.describe_slot(i).0.to_owned()).collect());
+            let f = finish(c, &mut e, 50, |ix| ix.iter().map(|&i| a.describe_slot(i).0.to_string()).collect());
             outside.push(s.elapsed().as_secs_f64() * 1e3);
             assert!(f.is_some());
         }
