@@ -9,7 +9,7 @@
 // `after` leaves the interval open: the next callback of the same scope continues it, and the
 // addon's prepare handle closes it just before the loop waits, so idle time is never charged.
 // No `destroy` hook: the tag lives and dies with the resource, and a fixed ring by asyncId
-// (below) only saves looking it up.
+// (js/ring.js) only saves looking it up.
 //
 // Where AsyncLocalStorage runs on AsyncContextFrame (Node ≥ 24 by default), the scope travels
 // in a store of rloop's own instead, entered by enter() and restore(): V8 carries it to every
@@ -21,12 +21,8 @@ const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:
 const dc = require('node:diagnostics_channel');
 const { performance } = require('node:perf_hooks');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
-
-// Ledger layout, shared with src/ledger.rs. RUNNING (R[0], published last) and SEQ are i32s in the view R.
-const SINCE = 1;
-const WAKE = 2;
-const WANT = 3; // set by the addon after a stall that nothing could take a stack of
-const HEADER = 4;
+const { SINCE, WAKE, WANT, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
+const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
 
 let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
 
@@ -43,13 +39,6 @@ class Context {
 }
 
 const ROOT = new Context(0, null, null, undefined); // unattributed, under every monitor
-
-// An idle ledger between monitors: typed-array writes past its end are no-ops, so a scope()
-// that straddles stop() cannot throw.
-const IDLE = new Float64Array(HEADER).fill(-1);
-IDLE[WANT] = 0;
-const IDLE_R = runningView(IDLE);
-IDLE_R[0] = -1;
 
 let L = IDLE; // the ledger
 let R = IDLE_R; // its RUNNING cell: the slot charged now, or -1 while idle
@@ -69,25 +58,17 @@ let timerContext = null; // (resource) -> context of a timer created outside any
 // or by an attach's command landing there as an interrupt), and a hook must never throw.
 const NO_STORE = { getStore() {}, enterWith() {} };
 let store = NO_STORE; // rloop's own AsyncLocalStorage while the scope travels by AsyncContextFrame
-let tagged = 0; // resources tagged while it does: only then can an unscoped callback have a tag
+let tagged = false; // whether a resource was tagged while it does: only then can an unscoped callback have a tag
 
 // The AsyncLocalStorage built on async hooks propagates in an init hook of its own (_propagate);
 // the one on AsyncContextFrame has none. Read, never run: running it would enable that hook.
 const FRAMES = !('_propagate' in AsyncLocalStorage.prototype);
 
-// The contexts of the last RING resources by asyncId, written in `init` for every resource:
-// `before` finds most there instead of looking the tag up on the resource. On I/O that lookup
-// sees many kinds of resource, most of them untagged, and cost ≈ 5 000 instructions an HTTP
-// request (bench/instructions.js); the ring costs ≈ 2 % more on setImmediate and awaits, where
-// the lookup is cheap. An older resource falls back to its tag, and is written back.
-const RING = 1 << 14;
-const ringIds = new Float64Array(RING).fill(-1);
-const ringCtx = new Array(RING).fill(ROOT);
+clearRing(ROOT);
 
 // Servers opened in a scope: connections they accept are created by Node before any JS runs,
-// so only the trigger id links them. Few, and pruned once their handle is collected.
-const links = new Map(); // asyncId -> { ctx, handle: WeakRef }
-let pruneAt = 64;
+// so only the trigger id links them (with the init hook; on frames, 'net.server.socket' retags them).
+const links = new WeakContexts();
 
 function context(slot, scope, name, key) {
   return new Context(slot, scope, name, key);
@@ -97,25 +78,6 @@ function isContext(x) {
   return x instanceof Context;
 }
 
-// Stores a reader on another thread must see in program order (src/ledger.rs): x64 keeps it;
-// on arm64 and armv7 a switch's stores are a seqlock's write, between two Atomics.store of SEQ.
-const ORDERED = process.arch === 'x64';
-const SEQ = 1; // in R: the switch count, odd while one is written (src/ledger.rs)
-
-function runningView(ledger) {
-  return new Int32Array(ledger.buffer, ledger.byteOffset, 2);
-}
-
-/**
- * A ledger of `cells`, idle until install(): zeroed memory would read as slot 0 running since
- * time 0, and the watch thread would charge the process's age to the first window.
- */
-function newLedger(cells) {
-  const ledger = new Float64Array(new ArrayBuffer(cells * 8));
-  runningView(ledger)[0] = -1;
-  return ledger;
-}
-
 function charge(slot) {
   let now = performance.now();
   const running = R[0];
@@ -123,7 +85,7 @@ function charge(slot) {
   const wake = now;
   // Before the switch's stores: rloop's own work may read the ledger (a reader waits for a switch to end).
   if (running < 0 && (L[WANT] !== 0 || now >= wakeAt)) now = woke(now);
-  const seq = ORDERED ? 0 : openSwitch();
+  const seq = ORDERED ? 0 : openSwitch(R);
   if (running >= 0) {
     const since = L[SINCE];
     L[SINCE] = now; // before the total: a reader that sees the new total sees where it ends (x64)
@@ -138,16 +100,6 @@ function charge(slot) {
     Atomics.store(R, 0, slot);
     Atomics.store(R, SEQ, seq + 1);
   }
-}
-
-/**
- * Opens a switch's stores off x64, and returns the odd count: the load after the store keeps
- * the plain stores after it from being seen before it (arm64: an ldar is not taken before an
- * earlier stlr, nor anything after it before the ldar; armv7: a store is between dmb's).
- */
-function openSwitch() {
-  Atomics.store(R, SEQ, R[SEQ] + 1);
-  return Atomics.load(R, SEQ);
 }
 
 /** Logs a switch at `now` from `running` for the profile's timeline: cur is what is charged next. */
@@ -170,7 +122,7 @@ function init(asyncId, type, triggerAsyncId, resource) {
     resource[tag] = ctx = timerContext(resource);
   } else if (links.size !== 0 && type !== 'PROMISE') {
     const l = links.get(triggerAsyncId);
-    if (l !== undefined) resource[tag] = ctx = l.ctx;
+    if (l !== undefined) resource[tag] = ctx = l;
   }
   const i = asyncId & (RING - 1);
   ringIds[i] = asyncId;
@@ -194,7 +146,7 @@ function before(asyncId) {
 // A callback's context by AsyncContextFrame: its store; a handle tagged by a link or retag()
 // wins, and is entered so that what its callback creates inherits it.
 function beforeFramed(asyncId) {
-  if (tagged !== 0) return beforeTagged(asyncId);
+  if (tagged) return beforeTagged(asyncId);
   begin((depth === 0 ? store.getStore() : nestedContext()) ?? ROOT);
 }
 
@@ -288,11 +240,7 @@ function atWake(fn, at = -Infinity) {
 }
 
 function link(asyncId, resource) {
-  if (links.size >= pruneAt) {
-    for (const [id, l] of links) if (l.handle.deref() === undefined) links.delete(id);
-    pruneAt = Math.max(64, links.size * 2);
-  }
-  links.set(asyncId, { ctx: cur, handle: new WeakRef(resource) });
+  links.set(asyncId, cur, new WeakRef(resource));
 }
 
 const hook = createHook({ init, before, after });
@@ -303,7 +251,7 @@ const timerHook = createHook({ init: initTimer });
 function initTimer(asyncId, type, triggerAsyncId, resource) {
   if (type !== 'Timeout' || store.getStore() !== undefined) return;
   resource[tag] = timerContext(resource);
-  tagged++;
+  tagged = true;
 }
 
 // A connection accepted by a server opened in a scope: published in the server's store, but
@@ -331,7 +279,7 @@ function install(ledger, slots, want) {
   Atomics.store(R, 0, 0); // the code running now (the caller of start()) is unattributed busy time
   if (FRAMES) {
     store = new AsyncLocalStorage(); // new per monitor, like the tag
-    tagged = 0;
+    tagged = false;
     dc.subscribe('net.server.socket', accepted);
     framedHook.enable();
   } else hook.enable();
@@ -355,8 +303,7 @@ function uninstall() {
   timerContext = null;
   log = null;
   recorders = 0;
-  ringIds.fill(-1); // its contexts name slots of this monitor's ledger, and hold their keys
-  ringCtx.fill(ROOT);
+  clearRing(ROOT); // its contexts name slots of this monitor's ledger, and hold their keys
 }
 
 /** Charges timers created outside any scope to `fn(timeout)`'s context from now on; null stops. */
@@ -376,7 +323,7 @@ function retag(resource, asyncId, ctx) {
   resource[tag] = ctx;
   ringIds[i] = asyncId;
   ringCtx[i] = ctx;
-  tagged++;
+  tagged = true;
   return prev;
 }
 
