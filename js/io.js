@@ -27,7 +27,9 @@ const stoppedWrappers = new WeakMap(); // a wrapper whose tracker stopped -> wha
 
 // Since Node 22.12 and 23.2, 'http.client.request.created' is published by the ClientRequest
 // constructor, on the caller's stack. Before, only 'http.client.request.start' exists, published
-// a tick later without the caller's frames, so request() and get() are wrapped to begin there.
+// a tick later without the caller's frames, so request() and get() are wrapped to begin there:
+// those of http and https once the app has loaded them (at start, or by its first request),
+// never loaded by rloop (an app's set-up before it loads them is its own; https loads tls).
 const HTTP_CREATED = hasCreatedChannel(process.versions.node.split('.').map(Number));
 
 function hasCreatedChannel([major, minor]) {
@@ -219,8 +221,23 @@ function track(options) {
     };
   }
 
+  const unwrapped = new Set(HTTP_CREATED ? [] : ['http', 'https']);
+  function wrapLoaded() {
+    for (const name of unwrapped) {
+      if (!process.moduleLoadList.includes(`NativeModule ${name}`)) continue;
+      const mod = require(`node:${name}`);
+      restores.push(patch(mod, 'request', trackRequest), patch(mod, 'get', trackRequest));
+      unwrapped.delete(name);
+      syncBuiltinESMExports();
+    }
+  }
+  function onHttpStart(message, top) {
+    onHttpCreated(message, top);
+    if (unwrapped.size !== 0) wrapLoaded();
+  }
+
   const subscriptions = [
-    [HTTP_CREATED ? 'http.client.request.created' : 'http.client.request.start', onHttpCreated],
+    HTTP_CREATED ? ['http.client.request.created', onHttpCreated] : ['http.client.request.start', onHttpStart],
     ['http.client.response.finish', onHttpResponse],
     ['http.client.request.error', onHttpError],
     ['undici:request:create', onFetchCreated],
@@ -234,11 +251,7 @@ function track(options) {
 
   const callbackLookup = dns.lookup; // what the promise lookup runs on, untracked
   const restores = [patch(dns, 'lookup', trackLookup), patch(dns.promises, 'lookup', (original) => trackPromiseLookup(original, callbackLookup))];
-  if (!HTTP_CREATED) { // loaded here only: https costs its load time to apps that never use it
-    for (const mod of [require('node:http'), require('node:https')]) {
-      restores.push(patch(mod, 'request', trackRequest), patch(mod, 'get', trackRequest));
-    }
-  }
+  wrapLoaded();
   syncBuiltinESMExports(); // `import { lookup } from 'node:dns'` sees the wrapper too
 
   function stop() {

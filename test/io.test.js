@@ -327,6 +327,38 @@ test("a connected socket's listeners are the app's alone: the connect's timing l
   assert.equal(events[0].type, 'tcp', 'and the connect was timed');
 });
 
+test('rloop loads neither http nor https: an app that loads http after start has its requests timed, the caller first', async (t) => {
+  // Before Node 22.12 rloop wrapped http.request by loading http and https at start: Node's own
+  // test-http-parser-lazy-loaded, which swaps a binding before http loads, then aborted.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-io-lazy-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const app = path.join(dir, 'app.js');
+  fs.writeFileSync(app, `
+const loaded = () => process.moduleLoadList.filter((m) => /^NativeModule (https?|tls)$/.test(m));
+const events = [];
+require(${JSON.stringify(path.join(__dirname, '..'))}).start({ ioThreshold: 0 }).on('slowIO', (e) => events.push(e));
+const atStart = loaded();
+const http = require('node:http');
+const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1', async () => {
+  const url = \`http://127.0.0.1:\${server.address().port}/x\`;
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => http.get(url, (res) => res.resume().on('end', resolve))); // call:get
+  setTimeout(() => {
+    console.log(JSON.stringify({ atStart, after: loaded(), lines: events.filter((e) => e.type === 'http' && e.state !== 'pending').map((e) => e.stack.find((f) => f.url.endsWith('app.js'))?.line ?? null) }));
+    process.exit(0);
+  }, 100);
+});
+`);
+  const { stdout } = await run(process.execPath, [app]);
+  const out = JSON.parse(stdout);
+  assert.deepEqual(out.atStart, []);
+  assert.deepEqual(out.after, ['NativeModule http'], 'https and tls stay unloaded');
+  const caller = lineOf('get', app);
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  const created = major > 23 || (major === 23 && minor >= 2) || (major === 22 && minor >= 12);
+  // Before 22.12 the first request is timed from 'http.client.request.start', a tick later, with no caller.
+  assert.deepEqual(out.lines, [created ? caller : null, caller]);
+});
+
 test('stop() unsubscribes, restores dns (and http on old Node) exactly, and is idempotent', async (t) => {
   const patchable = [[dns, 'lookup'], [dns.promises, 'lookup'], [http, 'request'], [http, 'get'], [https, 'request'],
     [https, 'get']];
