@@ -19,10 +19,6 @@ impl Names {
         Names(Arc::new(RwLock::new(first.iter().map(|&n| Arc::from(n)).collect())))
     }
 
-    pub fn len(&self) -> usize {
-        self.0.read().len()
-    }
-
     /// The name of scope `index`; panics if it was never registered.
     pub fn get(&self, index: usize) -> Arc<str> {
         self.0.read()[index].clone()
@@ -71,7 +67,7 @@ mod tests {
         for i in 1..CHUNK * 2 + 3 {
             assert_eq!(names.push(&format!("n{i}")), i);
         }
-        let items: Vec<usize> = (0..names.len()).rev().collect();
+        let items: Vec<usize> = (0..names.all().len()).rev().collect();
         let named = names.name_all(items, |&i| i, |i, n| (i, n));
         assert_eq!(named.len(), CHUNK * 2 + 3);
         assert_eq!((named[0].0, &*named[0].1), (CHUNK * 2 + 2, "n8194"));
