@@ -222,18 +222,16 @@ function track(options) {
   }
 
   const unwrapped = new Set(HTTP_CREATED ? [] : ['http', 'https']);
-  function wrapLoaded() {
-    for (const name of unwrapped) {
-      if (!process.moduleLoadList.includes(`NativeModule ${name}`)) continue;
-      const mod = require(`node:${name}`);
-      restores.push(patch(mod, 'request', trackRequest), patch(mod, 'get', trackRequest));
-      unwrapped.delete(name);
-      syncBuiltinESMExports();
-    }
+  function wrap(name) {
+    unwrapped.delete(name);
+    const mod = require(`node:${name}`); // loaded already: by the app, or by this request
+    restores.push(patch(mod, 'request', trackRequest), patch(mod, 'get', trackRequest));
+    syncBuiltinESMExports();
   }
   function onHttpStart(message, top) {
     onHttpCreated(message, top);
-    if (unwrapped.size !== 0) wrapLoaded();
+    const name = message.request.protocol === 'https:' ? 'https' : 'http';
+    if (unwrapped.has(name)) wrap(name);
   }
 
   const subscriptions = [
@@ -251,7 +249,7 @@ function track(options) {
 
   const callbackLookup = dns.lookup; // what the promise lookup runs on, untracked
   const restores = [patch(dns, 'lookup', trackLookup), patch(dns.promises, 'lookup', (original) => trackPromiseLookup(original, callbackLookup))];
-  wrapLoaded();
+  for (const name of unwrapped) if (process.moduleLoadList.includes(`NativeModule ${name}`)) wrap(name);
   syncBuiltinESMExports(); // `import { lookup } from 'node:dns'` sees the wrapper too
 
   function stop() {
