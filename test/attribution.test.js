@@ -233,16 +233,20 @@ test('per-key statistics: percentiles, worst keys and the key cap', async () => 
 test('key slots are reused: late work of an old key goes to its scope', async () => {
   const mon = rloop.start({ keySlots: 16, windowMs: ONE_WINDOW });
   let late;
+  // What 'first' itself took, preemption included: a busy machine can stall even this short call.
+  const t0 = performance.now();
   rloop.scope('job', () => {
     late = new Promise((resolve) => setTimeout(() => resolve(busy(10)), 30));
   }, { key: 'first' });
+  const own = performance.now() - t0;
   for (let i = 0; i < 40; i++) rloop.scope('job', () => busy(0.1), { key: `k${i}` });
   await late;
   const w = mon.elu();
   mon.stop();
   const job = scopeIn(w, 'job');
   assert.ok(job.busyMs >= 13, `job ${job.busyMs}`);
-  assert.ok(!job.keys.worst.some((k) => k.key === 'first' && k.busyMs > 5), 'the reused slot does not charge the old key');
+  const first = job.keys.worst.find((k) => k.key === 'first');
+  assert.ok(!first || first.busyMs < own + 5, `the reused slot does not charge the old key: ${first?.busyMs} ms, its own call ${own} ms`);
 });
 
 test('a server opened in a scope charges the connections it accepts', async () => {

@@ -13,18 +13,14 @@ const WATCH_MS = 1000;
  * Loads rloop (a copy the app already runs, else the app's installed one, else the CLI's own
  * `cliRloop`) and starts a monitor unless one runs; `binding` is this session's Runtime binding.
  */
-function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector, link) {
+function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector, link, hold) {
+  // A close armed after this attach connected (connect() took over any armed before).
+  if (hold({ key })) opened = true;
   const KEY_SYM = Symbol.for(key);
   // The inspector console's `require` where process.getBuiltinModule is missing (Node < 20.16).
   const builtin = process.getBuiltinModule ?? require;
   const Module = builtin('module');
   const path = builtin('path');
-  const closing = globalThis[Symbol.for(`${key}.closing`)];
-  if (closing !== undefined) {
-    clearTimeout(closing); // a previous attach's close, not done yet: this one closes instead
-    delete globalThis[Symbol.for(`${key}.closing`)];
-    opened = true;
-  }
   let agent = globalThis[KEY_SYM];
   if (agent === undefined) {
     let rloop = null;
@@ -237,13 +233,26 @@ function unguard({ key, id }) {
 }
 
 /**
+ * Takes over the inspector's close a previous attach armed (closeInspector()), not done yet:
+ * this attach closes it instead. True if there was one. Run on the main thread, where it is armed.
+ */
+function hold({ key }) {
+  const CLOSING = Symbol.for(`${key}.closing`);
+  const closing = globalThis[CLOSING];
+  if (closing === undefined) return false;
+  clearTimeout(closing);
+  delete globalThis[CLOSING];
+  return true;
+}
+
+/**
  * Closes the inspector rloop opened, `afterMs` from now (a CLI still connected then is dropped).
  * inspector.close() while a worker holds a session to this thread crashes Node (seen on 20 and
  * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
  * once no thread is monitored. So the close waits that long, unref'd: the app may exit meanwhile.
  */
 function closeInspector({ key, afterMs }) {
-  // An attach that comes meanwhile cancels this close and inherits it (install()).
+  // An attach that comes meanwhile cancels this close and inherits it (hold()).
   const CLOSING = Symbol.for(`${key}.closing`);
   const timer = setTimeout(() => {
     delete globalThis[CLOSING];
@@ -287,4 +296,4 @@ function callFromLoop(fn, arg = {}, ...helpers) {
 })(typeof require === 'function' ? require : undefined)${SOURCE_URL}`;
 }
 
-module.exports = { install, capture, read, detach, guard, unguard, closeInspector, link, call, callFromLoop, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };
+module.exports = { install, capture, read, detach, guard, unguard, hold, closeInspector, link, call, callFromLoop, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };

@@ -30,15 +30,26 @@ async function open(o, onEvent) {
 async function connect(o) {
   const host = o.host ?? '127.0.0.1';
   if (!LOOPBACK.has(host)) o.log(`warning: the inspector has no authentication; ${host} is not loopback, anyone who reaches it can run code in the target`);
-  const inspector = o.port !== undefined ? await atPort(host, o.port) : await activate(o.pid, o.log);
+  let inspector;
   let main;
-  try {
-    main = await session.connect(inspector.wsUrl);
-  } catch (e) {
-    throw new AttachError(`cannot connect to the inspector at ${inspector.host}:${inspector.port}: ${e.message}`);
+  let held;
+  // An inspector a previous attach left closing may close between being found and this
+  // attach taking its close over (the connection reset, or dropped): then once more, from the
+  // start, where a signal opens it again. With --port nothing opens it again.
+  for (let again = o.port === undefined; ; again = false) {
+    inspector = o.port !== undefined ? await atPort(host, o.port) : await activate(o.pid, o.log);
+    try {
+      main = await session.connect(inspector.wsUrl);
+    } catch (e) {
+      if (again) continue;
+      throw new AttachError(`cannot connect to the inspector at ${inspector.host}:${inspector.port}: ${e.message}`);
+    }
+    held = await main.evaluate(agent.call(agent.hold)).catch((e) => e);
+    if (!(held instanceof session.TargetGone) || !again) break;
   }
-  const c = { main, s: main, inspector, opened: inspector.opened, log: o.log };
+  const c = { main, s: main, inspector, opened: inspector.opened || held === true, log: o.log };
   return failing(c, async () => {
+    if (held instanceof Error) throw held;
     if (o.listTargets || o.target > 0) {
       c.targets = await listTargets(main);
       if (o.target > 0) {
@@ -83,7 +94,7 @@ function load(c, o, onEvent) {
       peer: c.peer,
       watchMs: agent.WATCH_MS,
       closeAfterMs: agent.CLOSE_AFTER_MS,
-    }, agent.closeInspector, agent.link), { awaitPromise: true });
+    }, agent.closeInspector, agent.link, agent.hold), { awaitPromise: true });
     // A worker closes nothing of its main thread: there, a guard closes the inspector rloop
     // opened should this process die without leaving.
     if (c.s !== c.main && c.opened) {
