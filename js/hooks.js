@@ -26,23 +26,29 @@ const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = requi
 
 let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
 
-/** What resources are tagged with: the slot charged, the scope's own context, and its name and key. */
+/**
+ * What resources are tagged with: the slot charged, the scope's own context, and its name and
+ * key. A key's slot is charged while `gen` is the slot's generation: once the slot is taken by
+ * a newer key, the key's late work goes to its scope, and nothing of rloop's holds the context.
+ */
 class Context {
-  constructor(slot, scope, name, key) {
+  constructor(slot, scope, name, key, gen) {
     this.slot = slot;
     this.scope = scope;
     this.name = name;
     this.key = key;
+    this.gen = gen;
     this.epoch = epoch;
     this.automatic = false; // a scope an automatic-scope adapter gave (js/auto/): any scope of the app's wins
   }
 }
 
-const ROOT = new Context(0, null, null, undefined); // unattributed, under every monitor
+const ROOT = new Context(0, null, null, undefined, 0); // unattributed, under every monitor
 
 let L = IDLE; // the ledger
 let R = IDLE_R; // its RUNNING cell: the slot charged now, or -1 while idle
 let CALLS = HEADER; // offset of the per-slot callback counters
+let GEN = new Int32Array(1); // by slot: a key slot's generation, bumped as a newer key takes it; 0 for the others
 let tag = Symbol('rloop.scope'); // new per monitor: tags from an earlier one mean nothing
 let cur = ROOT; // the context new resources inherit
 let depth = 0;
@@ -71,7 +77,20 @@ clearRing(ROOT);
 const links = new WeakContexts();
 
 function context(slot, scope, name, key) {
-  return new Context(slot, scope, name, key);
+  return new Context(slot, scope, name, key, 0);
+}
+
+/** A key's context in key slot `slot`, which it takes from the slot's earlier keys. */
+function keyContext(slot, scope, key) {
+  const gen = (GEN[slot] + 1) | 0;
+  GEN[slot] = gen;
+  return new Context(slot, scope, scope.name, key, gen);
+}
+
+/** The slot `ctx` is charged to: its own, or its scope's once a newer key took the slot. */
+function slotOf(ctx) {
+  const slot = ctx.slot;
+  return GEN[slot] === ctx.gen ? slot : scopeSlot(ctx);
 }
 
 function isContext(x) {
@@ -182,7 +201,7 @@ function frame(ctx) {
 function begin(ctx) {
   stack[depth++] = cur;
   cur = ctx;
-  const slot = ctx.slot;
+  const slot = slotOf(ctx);
   L[CALLS + slot]++;
   if (R[0] !== slot) charge(slot);
 }
@@ -196,7 +215,8 @@ function after() {
   }
   cur = stack[depth];
   stack[depth] = undefined;
-  if (R[0] !== cur.slot) charge(cur.slot);
+  const slot = slotOf(cur);
+  if (R[0] !== slot) charge(slot);
 }
 
 // rloop's own work, out of line, as the loop wakes: unattributed, and run in a callback rather
@@ -271,6 +291,7 @@ function install(ledger, slots, want) {
   R = runningView(ledger);
   onWant = want ?? null;
   CALLS = HEADER + slots;
+  GEN = new Int32Array(slots);
   tag = Symbol('rloop.scope');
   epoch++;
   cur = ROOT;
@@ -296,6 +317,7 @@ function uninstall() {
   onWant = null;
   atWake(null);
   CALLS = HEADER;
+  GEN = new Int32Array(1);
   cur = ROOT;
   depth = 0;
   stack.length = 0;
@@ -342,8 +364,9 @@ function enter(ctx) {
   const prev = cur;
   cur = ctx;
   if (store !== NO_STORE) frame(ctx);
-  L[CALLS + ctx.slot]++;
-  if (R[0] !== ctx.slot) charge(ctx.slot);
+  const slot = slotOf(ctx);
+  L[CALLS + slot]++;
+  if (R[0] !== slot) charge(slot);
   return prev;
 }
 
@@ -354,7 +377,8 @@ function enter(ctx) {
 function restore(ctx) {
   cur = ctx.epoch === epoch ? ctx : ROOT;
   if (store !== NO_STORE) frame(cur);
-  if (R[0] !== cur.slot) charge(cur.slot);
+  const slot = slotOf(cur);
+  if (R[0] !== slot) charge(slot);
 }
 
 /**
@@ -367,7 +391,7 @@ function recordTimeline() {
   recorders++;
   const from = log.length;
   const running = R[0];
-  log.add(performance.now(), running < 0 ? IDLE_MARK : running === cur.slot ? scopeSlot(cur) : running);
+  log.add(performance.now(), running < 0 ? IDLE_MARK : running === slotOf(cur) ? scopeSlot(cur) : running);
   const mine = log;
   let done = false;
   return () => {
@@ -390,5 +414,5 @@ function current() {
 }
 
 module.exports = {
-  FRAMES, ROOT, context, isContext, newLedger, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline, scopeTimers, retag,
+  FRAMES, ROOT, context, keyContext, isContext, newLedger, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline, scopeTimers, retag,
 };

@@ -45,7 +45,7 @@ class Monitor extends EventEmitter {
   #full = false; // the addon holds maxScopes names: a new name is '(other)' without asking it
   #unasked = 0; // names past the cap counted here, not in the addon
   #keyBase;
-  #keyOwners; // key slot - keyBase -> context bound to it
+  #keyScopes; // key slot - keyBase -> the scope of the key bound to it
   #nextKey = 0;
   #running = true;
   #timer; // the timer that emits 'window', only while someone listens
@@ -79,7 +79,7 @@ class Monitor extends EventEmitter {
       this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.#slowIO(e), context: hooks.current });
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
-    this.#keyOwners = []; // grows as the ring first reaches a slot: unused slots cost nothing
+    this.#keyScopes = []; // grows as the ring first reaches a slot: unused slots cost nothing
     hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
     this.#auto = auto.start(this, options.autoScopes);
   }
@@ -203,7 +203,7 @@ class Monitor extends EventEmitter {
       const nameOf = (slot) => {
         if (slot === IDLE) return false;
         if (slot === FULL) return NOT_RECORDED;
-        return names.get(slot) ?? this.#keyOwners[slot - this.#keyBase]?.name ?? null;
+        return names.get(slot) ?? this.#keyScopes[slot - this.#keyBase]?.name ?? null;
       };
       return { transitions: transitions.map(([t, slot]) => [t, nameOf(slot)]), dropped };
     };
@@ -315,10 +315,8 @@ class Monitor extends EventEmitter {
     let j = this.#nextKey++ % n;
     // Never rebind the slot being charged right now (a key entered inside its own callback).
     if (this.#keyBase + j === hooks.running()) j = this.#nextKey++ % n;
-    const old = this.#keyOwners[j];
-    if (old !== undefined) old.slot = old.scope.slot; // late work of an old key goes to its scope
-    const ctx = hooks.context(this.#keyBase + j, scope, scope.name, key);
-    this.#keyOwners[j] = ctx;
+    const ctx = hooks.keyContext(this.#keyBase + j, scope, key); // late work of the slot's old key goes to its scope
+    this.#keyScopes[j] = scope;
     this.#bindNative(ctx.slot, scope.slot, key);
     return ctx;
   }

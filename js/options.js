@@ -23,7 +23,7 @@ const START_LIMITS = Object.freeze({
   maxScopes: [1, 1000000],
   maxKeys: [0, 1000000],
   worstKeys: [0, 1000],
-  keySlots: [16, 1 << 20], // a key in use costs ≈ 350 bytes (JS and Rust, bench/memory.md): 1 M of them ≈ 350 MB
+  keySlots: [16, 1 << 20], // a key slot in use costs 100–350 bytes (bench/memory.md): 1 M of them ≤ 350 MB
   lagThreshold: [1, 3600000],
   ioThreshold: [0, 3600000],
 });

@@ -249,6 +249,27 @@ test('key slots are reused: late work of an old key goes to its scope', async ()
   assert.ok(!first || first.busyMs < own + 5, `the reused slot does not charge the old key: ${first?.busyMs} ms, its own call ${own} ms`);
 });
 
+test("rloop holds no key's context: once the app is done with a key, the key can be collected", async () => {
+  const mon = rloop.start({ keySlots: 16, windowMs: ONE_WINDOW });
+  let weak;
+  await new Promise((resolve) => setImmediate(() => {
+    const before = rloop.enter('job', { key: 'only' });
+    weak = new WeakRef(rloop.enter('next')); // what this entry replaced: the key's context
+    rloop.restore(before);
+    resolve();
+  }));
+  // A WeakRef keeps its target until the job that made it ends: collected from a later one.
+  for (let i = 0; i < 10 && weak.deref() !== undefined; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    globalThis.gc();
+  }
+  const held = weak.deref() !== undefined;
+  const w = mon.elu();
+  mon.stop();
+  assert.strictEqual(held, false, "the key's context is not held while its slot is bound");
+  assert.deepStrictEqual(scopeIn(w, 'job').keys.worst.map((k) => k.key), ['only'], 'and the key is still reported');
+});
+
 test('a server opened in a scope charges the connections it accepts', async () => {
   const net = require('node:net');
   const mon = rloop.start({ windowMs: ONE_WINDOW });
