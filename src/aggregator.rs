@@ -322,6 +322,7 @@ impl Aggregator {
             unnamed: retired.unnamed,
             max_keys: self.cfg.max_keys,
             worst_keys: self.cfg.worst_keys,
+            read_bytes: readings.capacity() * (std::mem::size_of::<(usize, Reading)>() + std::mem::size_of::<usize>()),
         };
         (pending, readings)
     }
@@ -455,7 +456,7 @@ mod tests {
         let keys = route.keys.as_ref().unwrap();
         assert_eq!(keys.count, 3, "req-1 (retired, 10 ms), req-2 (30 ms), req-3 (5 ms)");
         assert_eq!(keys.dropped, 1, "max_keys = 2: the least busy key loses its name");
-        assert_eq!(keys.worst, vec![("req-2".to_string(), 30.0)]);
+        assert_eq!(keys.worst, vec![("req-2".into(), 30.0)]);
         assert_eq!(keys.max_ms, 30.0);
         assert!((keys.p50_ms - 10.0).abs() < 0.1, "{keys:?}");
         assert!((keys.p99_ms - 30.0).abs() < 0.3, "{keys:?}");
@@ -530,6 +531,31 @@ mod tests {
         }
         assert_eq!(found, 5.0, "the sweep reached it within keySlots / SWEEP windows");
         assert_eq!(a.totals(&l, t).iter().find(|x| &*x.0 == "s").unwrap().1.busy_ms, 5.0);
+    }
+
+    #[test]
+    fn a_close_of_a_churning_key_ring_counts_its_scratch_to_be_given_back() {
+        // What malloc keeps after a close of tens of thousands of charged slots is what the
+        // watch thread gives back (registry::lasting); a close of a few slots counts nothing.
+        let c = Config { key_slots: 1 << 16, max_keys: 10_000, ..cfg() };
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c.clone(), 0.0);
+        let s = a.add_scope("s");
+        let k0 = 2 + c.max_scopes;
+        let few = a.close_begin(&l, 1.0);
+        assert_eq!(crate::registry::lasting(few.scratch_bytes()), 0);
+        let mut t = 1.0;
+        for j in 0..c.key_slots {
+            a.bind_key(&l, k0 + j, s, format!("key-{j}")).unwrap();
+            m.switch_to(k0 + j, t);
+            m.call(k0 + j);
+            t += 0.001;
+        }
+        m.switch_to(UNATTRIBUTED, t);
+        let many = a.close_begin(&l, t + 1.0);
+        assert_eq!(many.charges.len(), c.key_slots + 1, "every key slot was charged, and unattributed");
+        assert!(crate::registry::lasting(many.scratch_bytes()) >= c.key_slots * 80, "{} bytes", many.scratch_bytes());
     }
 
     #[test]

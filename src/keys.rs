@@ -15,8 +15,8 @@ pub struct KeyStats {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
-    /// The busiest named keys, busiest first.
-    pub worst: Vec<(String, f64)>,
+    /// The busiest named keys, busiest first; the names are the key ring's own (no copy a window).
+    pub worst: Vec<(Arc<str>, f64)>,
 }
 
 /// Busy times of keys in constant-ratio buckets, kept sparsely: memory follows the buckets in
@@ -91,14 +91,14 @@ pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize
     });
     named.sort_unstable_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
 
-    let mut per_scope: HashMap<usize, (Unnamed, u64, Vec<(String, f64)>)> = HashMap::new();
+    let mut per_scope: HashMap<usize, (Unnamed, u64, Vec<(Arc<str>, f64)>)> = HashMap::new();
     for (rank, (scope, key, busy)) in named.into_iter().enumerate() {
         let (keys, dropped, names) = per_scope.entry(scope).or_insert_with(|| (Unnamed::default(), 0, Vec::new()));
         keys.record(busy);
         if rank >= max_keys {
             *dropped += 1;
         } else if names.len() < worst {
-            names.push((key.to_string(), busy));
+            names.push((key, busy));
         }
     }
     for (&scope, u) in unnamed {
@@ -133,7 +133,7 @@ mod tests {
         assert!((k.p50_ms - 25.5).abs() < 0.3, "{k:?}");
         assert!((k.p99_ms - 50.0).abs() < 0.5, "{k:?}");
         assert_eq!(k.max_ms, 5000.0);
-        assert_eq!(k.worst, vec![("slow".to_string(), 5000.0), ("k100".to_string(), 50.0)]);
+        assert_eq!(k.worst, vec![("slow".into(), 5000.0), ("k100".into(), 50.0)]);
         assert_eq!(s[&4].count, 1);
     }
 
@@ -163,6 +163,6 @@ mod tests {
         assert_eq!(k.count, 4);
         assert_eq!(k.dropped, 2, "one past the cap, one unnamed already");
         assert_eq!(k.max_ms, 100.0);
-        assert_eq!(k.worst, vec![("b".to_string(), 30.0), ("c".to_string(), 5.0)], "the busiest keep their names");
+        assert_eq!(k.worst, vec![("b".into(), 30.0), ("c".into(), 5.0)], "the busiest keep their names");
     }
 }

@@ -11,7 +11,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::clock::monotonic_ms;
 use crate::shared::Shared;
 
-/// Windows freed since malloc last gave pages back.
+/// Windows (and closes' scratch, see `lasting`) freed since malloc last gave pages back.
 static FREED: AtomicUsize = AtomicUsize::new(0);
 
 /// glibc's malloc keeps what the watch thread frees in that thread's arena, for good: once the
@@ -21,6 +21,14 @@ pub(crate) fn give_back_in_time(freed: usize) {
         give_back_freed();
     }
 }
+
+/// What of a close's scratch (`Pending::scratch_bytes`) counts as freed for good: a close of
+/// a few thousand slots leaves blocks the next close reuses, but one of tens of thousands (a
+/// key ring churning) leaves megabytes that malloc keeps between closes (bench/memory.md).
+pub(crate) fn lasting(scratch: usize) -> usize {
+    if scratch >= SCRATCH_KEPT { scratch } else { 0 }
+}
+const SCRATCH_KEPT: usize = 1 << 20;
 
 /// Adds `freed` to `since`; true (and `since` starts again) once it reaches `HISTORY_BYTES`.
 fn add_up(since: &AtomicUsize, freed: usize) -> bool {

@@ -222,6 +222,7 @@ impl Shared {
             (begun, agg.due() - now + monotonic_ms())
         };
         if let Some((pending, lag)) = begun {
+            let scratch = pending.scratch_bytes();
             let window = pending.finish(lag);
             let mut st = self.state.lock();
             let (w, evicted) = st.agg.close_end(window);
@@ -231,7 +232,7 @@ impl Shared {
             drop(st);
             let freed: usize = evicted.iter().filter(|w| Arc::strong_count(w) == 1).map(|w| w.heap_bytes()).sum();
             drop(evicted); // windows of many scopes take a while to free
-            registry::give_back_in_time(freed);
+            registry::give_back_in_time(freed + registry::lasting(scratch));
         }
         Some(next)
     }

@@ -56,9 +56,18 @@ pub struct Pending {
     pub unnamed: HashMap<usize, Unnamed>,
     pub max_keys: usize,
     pub worst_keys: usize,
+    /// Bytes of the slots and readings the scan read into (freed by the close that took them).
+    pub read_bytes: usize,
 }
 
 impl Pending {
+    /// Heap bytes a close of this window allocates and frees again: the scan's buffers, the
+    /// charges and the keys named (what `finish` sorts and sums them into is of their order).
+    pub fn scratch_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.read_bytes + self.charges.capacity() * size_of::<(usize, Reading)>() + self.named.capacity() * size_of::<(usize, Arc<str>, f64)>()
+    }
+
     pub fn finish(self, lag: Option<LagStats>) -> Window {
         let mut key_stats = keys::summarize(self.named, &self.unnamed, self.max_keys, self.worst_keys);
         let mut per_scope: HashMap<usize, Reading> = HashMap::new();
@@ -88,7 +97,8 @@ impl Window {
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let keys = |s: &ScopeWindow| {
-            s.keys.as_ref().map_or(0, |k| size_of::<KeyStats>() + k.worst.capacity() * size_of::<(String, f64)>() + k.worst.iter().map(|(key, _)| key.capacity()).sum::<usize>())
+            // A key name is shared with the ring, but keeps the key alive once its slot is rebound.
+            s.keys.as_ref().map_or(0, |k| size_of::<KeyStats>() + k.worst.capacity() * size_of::<(Arc<str>, f64)>() + k.worst.iter().map(|(key, _)| 2 * size_of::<usize>() + key.len()).sum::<usize>())
         };
         size_of::<Window>() + self.scopes.capacity() * size_of::<ScopeWindow>() + keys(&self.unattributed) + self.scopes.iter().map(keys).sum::<usize>()
     }
@@ -209,7 +219,7 @@ impl Serialize for Keys<'_> {
     }
 }
 
-struct Worst<'a>(&'a [(String, f64)]);
+struct Worst<'a>(&'a [(Arc<str>, f64)]);
 
 impl Serialize for Worst<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
