@@ -38,9 +38,10 @@ function attributing(scope, busyMs) {
 }
 
 /** before+after reading a store every scope() entered: what finding the scope costs with no init. */
-function storeHooks() {
+function storeHooks(clock) {
   const als = new AsyncLocalStorage();
-  createHook({ before: () => { storeSink = als.getStore() ?? storeSink; }, after: noop }).enable();
+  const before = clock ? () => { storeSink = als.getStore() ?? storeSink; clockSink += performance.now(); } : () => { storeSink = als.getStore() ?? storeSink; };
+  createHook({ before, after: noop }).enable();
   return { scope: (name, fn) => als.run(name, fn), attribution: () => null };
 }
 
@@ -81,11 +82,13 @@ const CONFIGS = {
   // The floor of a design that propagates by AsyncContextFrame (Node ≥ 24) and needs no init:
   // timing hooks alone, and the same reading an AsyncLocalStorage store in `before`.
   hooks2: { label: 'empty hooks: before+after', setup: () => emptyHooks({ before: noop, after: noop }) },
-  hooks2als: { label: 'empty hooks: before+after, getStore() in before', setup: storeHooks },
+  hooks2als: { label: 'empty hooks: before+after, getStore() in before', setup: () => storeHooks(false) },
   clock2: {
     label: 'empty before+after + a clock read per callback',
     setup: () => emptyHooks({ before: () => { clockSink += performance.now(); }, after: noop }),
   },
+  // The floor of that design when every callback changes scope: the store read and the clock.
+  clock2als: { label: 'before+after, getStore() + a clock read in before', setup: () => storeHooks(true) },
   purejs: { label: 'pure-JS reference (Map+destroy+now)', setup: pureJs },
   rloop: { label: 'rloop', setup: () => rloop(false) },
   full: { label: 'rloop + lag watchdog + I/O tracking', setup: () => rloop(true) },

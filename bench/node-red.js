@@ -4,13 +4,16 @@
 // second through the flow in fresh processes, configurations interleaved and rotated each round,
 // medians over rounds (method: /work/shared/DESIGN.md §7).
 //
-//   node bench/node-red.js [--rounds N] [--seconds S] [--node-red DIR] [--out DIR] [--quick]
+//   node bench/node-red.js [--rounds N] [--seconds S] [--configs a,b] [--node-red DIR] [--out DIR] [--quick]
 //
 // Configurations: `none` (rloop not installed), `on` (the plugin, attribution on), `off` (the
 // plugin installed, `rloop: { enabled: false }`), `core` (the plugin off, the application runs
 // rloop.start() itself: the core's async hooks alone, no Node-RED hook, nothing charged to nodes),
 // and two floors without rloop: `hooks` (empty async hooks) and `clock` (empty hooks that read the
-// clock once per callback, the least exact timing of every callback costs).
+// clock once per callback, the least exact timing of every callback costs); `hooks2` and `clock2`
+// are the same without `init`, the floors on Node ≥ 24 (bench/acf.md); `redhooks`, the plugin's
+// three Node-RED hooks left empty. `--configs a,b` picks some (`none` always runs: the ratios
+// are to it).
 // Prints a table; raw samples and the environment go to bench/results/node-red-<time>.json.
 
 const fs = require('node:fs');
@@ -18,6 +21,7 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { spawnSync } = require('node:child_process');
 const { summarize } = require('./stats');
+const { list } = require('./options');
 const { fingerprint } = require('./fingerprint');
 
 const CONFIGS = {
@@ -27,6 +31,12 @@ const CONFIGS = {
   core: { plugin: true, settings: { rloop: { enabled: false } }, monitor: true },
   hooks: { plugin: false, settings: {}, floor: 'hooks3' },
   clock: { plugin: false, settings: {}, floor: 'clock' },
+  // The floors where the scope travels by AsyncContextFrame (Node ≥ 24): no init hook.
+  hooks2: { plugin: false, settings: {}, floor: 'hooks2' },
+  clock2: { plugin: false, settings: {}, floor: 'clock2' },
+  // The plugin's three Node-RED hooks (onReceive, postReceive, onSend), empty: what hooking
+  // every delivery costs in Node-RED itself, before any attribution.
+  redhooks: { plugin: false, settings: {}, redHooks: true },
 };
 const IN_FLIGHT = 200; // messages between the inject and the debug node at any time
 const WARMUP_MS = 1500;
@@ -45,10 +55,11 @@ const FLOWS = [
 /** One sample, in this (fresh) process: messages per second through the flow. */
 async function child(config, seconds, nodeRed) {
   const { startNodeRed } = require('../test/fixtures/node-red-embed');
-  const { plugin, settings, monitor, floor } = CONFIGS[config];
+  const { plugin, settings, monitor, floor, redHooks } = CONFIGS[config];
   if (monitor) require('..').start();
   if (floor) require('./configs').CONFIGS[floor].setup(); // the same hooks as bench/run.js's
   const { RED } = await startNodeRed({ nodeRed, flows: FLOWS, plugin, settings });
+  if (redHooks) for (const hook of ['onReceive', 'postReceive', 'onSend']) RED.hooks.add(`${hook}.bench`, (event) => {}); // one argument: a hook of two waits for its callback
   const inject = RED.nodes.getNode('inj');
   let sent = 0;
   let done = 0;
@@ -82,6 +93,7 @@ function main() {
       rounds: { type: 'string' },
       seconds: { type: 'string' },
       'node-red': { type: 'string' },
+      configs: { type: 'string' },
       quick: { type: 'boolean', default: false },
       out: { type: 'string', default: path.join(__dirname, 'results') },
       child: { type: 'string' },
@@ -92,7 +104,7 @@ function main() {
   if (o.child) return child(o.child, seconds, nodeRed);
 
   const rounds = Number(o.rounds ?? (o.quick ? 1 : 7));
-  const names = Object.keys(CONFIGS);
+  const names = o.configs ? ['none', ...list(o.configs, CONFIGS, 'configuration').filter((c) => c !== 'none')] : Object.keys(CONFIGS);
   const fp = fingerprint({ rounds, seconds, nodeRed: nodeRed ?? 'devDependency', inFlight: IN_FLIGHT });
   if (fp.loadavg[0] > fp.cores / 2) console.error(`warning: load average ${fp.loadavg[0].toFixed(2)} is above half the ${fp.cores} cores: expect noise`);
   const samples = [];

@@ -11,7 +11,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const CONFIGS = ['nohook', 'hooks3', 'hooks4', 'purejs', 'rloop'];
-const WITH_CLOCK = ['nohook', 'hooks3', 'hooks4', 'clock', 'hooks2', 'hooks2als', 'clock2', 'purejs', 'rloop'];
+const WITH_CLOCK = ['nohook', 'hooks3', 'hooks4', 'clock', 'hooks2', 'hooks2als', 'clock2', 'clock2als', 'purejs', 'rloop'];
 const WORKLOADS = {
   setImmediate: WITH_CLOCK,
   'setImmediate-grouped': WITH_CLOCK,

@@ -239,7 +239,7 @@ test('bench/node-red.js --quick measures every configuration and writes its resu
     const table = execFileSync(process.execPath, [path.join(__dirname, '..', 'bench', 'node-red.js'), '--quick', '--node-red', nodeRed, '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const [file] = fs.readdirSync(out);
     const result = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
-    const configs = ['none', 'on', 'off', 'core', 'hooks', 'clock'];
+    const configs = ['none', 'on', 'off', 'core', 'hooks', 'clock', 'hooks2', 'clock2', 'redhooks'];
     assert.deepEqual(Object.keys(result.perSecond), configs);
     for (const [config, s] of Object.entries(result.perSecond)) assert.ok(s.median > 100, `${config}: ${s.median} msg/s`);
     assert.deepEqual(Object.keys(result.ratio), configs.slice(1));
@@ -247,6 +247,22 @@ test('bench/node-red.js --quick measures every configuration and writes its resu
     for (const [c, r] of Object.entries(result.ratio)) assert.ok(r.ci95[0] <= r.median && r.median <= r.ci95[1], `${c}: the median's interval`);
     const on = result.ratio.on;
     assert.match(table, new RegExp(`^on\\s+\\d+.* ${on.median.toFixed(3)} \\(${on.ci95[0].toFixed(3)}–${on.ci95[1].toFixed(3)}\\)`, 'm'));
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test('bench/node-red.js --configs runs those beside none, and names an unknown one', { timeout: 120_000, skip: RUNTIMES.length === 0 }, () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-bench-node-red-'));
+  const bench = path.join(__dirname, '..', 'bench', 'node-red.js');
+  try {
+    const nodeRed = nodeRedFor(RUNTIMES.at(-1).nodeRed);
+    execFileSync(process.execPath, [bench, '--quick', '--configs', 'clock2', '--node-red', nodeRed, '--out', out], { stdio: 'ignore' });
+    const [file] = fs.readdirSync(out);
+    const result = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
+    assert.deepEqual(Object.keys(result.perSecond), ['none', 'clock2']);
+    assert.ok(result.perSecond.clock2.median > 100, `${result.perSecond.clock2.median} msg/s`);
+    assert.throws(() => execFileSync(process.execPath, [bench, '--configs', 'on,nope'], { encoding: 'utf8', stdio: 'pipe' }), (e) => /unknown configuration: nope/.test(e.stderr));
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }

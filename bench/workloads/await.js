@@ -15,6 +15,6 @@ module.exports = {
   events: 1e6,
   scopes: SCOPES,
   target: { overheadNs: 200, ratio: 4 },
-  configs: ['nohook', 'hooks3', 'hooks4', 'clock', 'hooks2', 'hooks2als', 'clock2', 'purejs', 'rloop'],
+  configs: ['nohook', 'hooks3', 'hooks4', 'clock', 'hooks2', 'hooks2als', 'clock2', 'clock2als', 'purejs', 'rloop'],
   run: (cfg, events) => timeInScopes(cfg, chain, events),
 };

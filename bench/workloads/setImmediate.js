@@ -22,7 +22,7 @@ const workload = (name, interleaved) => ({
   events: 1e6,
   scopes: SCOPES,
   target: { overheadNs: 100, ratio: 4 },
-  configs: ['nohook', 'hooks3', 'hooks4', 'clock', 'hooks2', 'hooks2als', 'clock2', 'purejs', 'rloop'],
+  configs: ['nohook', 'hooks3', 'hooks4', 'clock', 'hooks2', 'hooks2als', 'clock2', 'clock2als', 'purejs', 'rloop'],
   run: (cfg, events) => timeInScopes(cfg, chain, events, interleaved),
 });
 
