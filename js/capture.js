@@ -7,6 +7,7 @@
 
 const fs = require('node:fs');
 const { threadId } = require('node:worker_threads');
+const { epochMs } = require('./clock');
 const heap = require('./heap');
 const profiler = require('./profile');
 const { study, frameOf } = require('./analyze');
@@ -38,7 +39,7 @@ class Capture {
   #inner; // the monitor's internals: totals(), timeline, io aggregates
   #o;
   #n = numberCapture();
-  #start = Date.now();
+  #start = epochMs();
   #totalsBefore;
   #recording; // the addon's recording of windows and stalls (src/recording.rs)
   #framed; // whether the addon may finish the report (then it gets the slow I/O events too)
@@ -88,9 +89,9 @@ class Capture {
     // Before the profile: its first sample has a scope.
     this.#takeTimeline = this.#inner.recordTimeline();
     try {
-      const at = performance.timeOrigin + performance.now();
+      const at = epochMs();
       const starting = profiler.start(this.#o.profile); // synchronous work, up to its answer
-      this.#profileStart = { at, ms: performance.timeOrigin + performance.now() - at };
+      this.#profileStart = { at, ms: epochMs() - at };
       this.#profile = await starting;
     } catch (e) {
       this.#takeTimeline();
@@ -170,7 +171,7 @@ class Capture {
     this.#unguard();
     this.#timeline?.stop();
     this.#ioTotals?.stop();
-    const end = Date.now();
+    const end = epochMs();
     const partial = reason !== null;
     const o = this.#o;
     const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };

@@ -1,7 +1,17 @@
 'use strict';
-// Converting between performance.now() and another monotonic clock read on this thread.
+// rloop's one time base, and converting between performance.now() and another monotonic
+// clock read on this thread.
 
 const { performance } = require('node:perf_hooks');
+
+/**
+ * Now, in epoch ms on the clock of every time rloop reports (windows, stalls, slow I/O, a
+ * capture's start and end, heap samples): the monotonic clock from performance.timeOrigin, so
+ * a step of the wall clock (NTP, a resumed VM) never moves one part of a report against another.
+ */
+function epochMs() {
+  return performance.timeOrigin + performance.now();
+}
 
 /**
  * `read() - performance.now()`, in read()'s milliseconds, from the tightest of a few paired
@@ -22,4 +32,4 @@ function offsetFrom(read) {
   return offset;
 }
 
-module.exports = { offsetFrom };
+module.exports = { epochMs, offsetFrom };

@@ -2,13 +2,14 @@
 // Heap: memory stats, a bounded memory timeline, and heap snapshots streamed to disk.
 
 const fs = require('node:fs');
+const { epochMs } = require('./clock');
 const { describe, integerIn, plainObject, knownOnly } = require('./options');
 const { wakeAt, stopWaking } = require('./wakers');
 
 /** This thread's memory now, in bytes: the process RSS and this thread's V8 heap. */
 function stats() {
   const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage();
-  return { at: Date.now(), rss, heapTotal, heapUsed, external, arrayBuffers };
+  return { at: epochMs(), rss, heapTotal, heapUsed, external, arrayBuffers };
 }
 
 const TIMELINE_LIMITS = Object.freeze({ everyMs: [10, 3600000], max: [1, 1000000] });

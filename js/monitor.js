@@ -154,11 +154,11 @@ class Monitor extends EventEmitter {
     let watching = true;
     const next = () => {
       if (!watching || this.stopped) return;
-      const started = Date.now();
+      const started = performance.now(); // monotonic: a step of the wall clock moves no capture
       this.#capture(o)
         .catch((e) => this.#fail(e))
         .finally(() => {
-          if (watching) timer = setTimeout(next, Math.max(0, everyMs - (Date.now() - started))).unref();
+          if (watching) timer = setTimeout(next, Math.max(0, everyMs - (performance.now() - started))).unref();
         });
     };
     next();

@@ -17,7 +17,7 @@ const { EXPRESSION, SAMPLER_URL, MAX_FRAMES } = require('./stack-expression');
 const ANSWER_TIMEOUT_MS = 1000;
 
 
-const { threadId: watched } = workerData;
+const { threadId: watched, originMs } = workerData;
 let capturing = false;
 
 native.watchStalls(watched, (wake) => {
@@ -38,7 +38,7 @@ async function capture(wake) {
   try {
     session.connectToMainThread();
     const ranBefore = native.threadCpuMs(watched);
-    const asked = performance.timeOrigin + performance.now();
+    const asked = originMs + native.monotonicMs(); // the watched thread's time base (js/clock.js)
     const answer = await new Promise((resolve, reject) => {
       timer = setTimeout(() => reject(new Error('no answer')), ANSWER_TIMEOUT_MS);
       const params = { expression: EXPRESSION, returnByValue: true, silent: true };

@@ -8,6 +8,8 @@
 
 const path = require('node:path');
 const { threadId, isMainThread, Worker } = require('node:worker_threads');
+const native = require('./native');
+const { offsetFrom } = require('./clock');
 
 let sampler = null;
 
@@ -18,7 +20,10 @@ function startSampler(onError) {
   if (sampler !== null || !isMainThread) return;
   try {
     // stdout/stderr: true, so nothing pipes its (empty) output into this thread's streams.
-    sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData: { threadId }, stdout: true, stderr: true });
+    // originMs: epoch ms at monotonicMs() 0 on this thread's time base; the worker's own
+    // performance.timeOrigin read the wall clock later, maybe after a step.
+    const workerData = { threadId, originMs: performance.timeOrigin - offsetFrom(native.monotonicMs) };
+    sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData, stdout: true, stderr: true });
     sampler.unref();
     sampler.on('error', onError); // stalls then come without stacks
   } catch (e) {

@@ -116,9 +116,8 @@ for (const when of ['before its connection', 'once connected']) {
   });
 }
 
-// A target closing its inspector waits for every client to leave, its loop stopped: a command
-// sent just then is never answered. An inspector that accepts the connection and answers
-// nothing stands in for it.
+// A target whose main thread stays blocked never answers a command. An inspector that accepts
+// the connection and answers nothing stands in for it.
 test('a target that answers nothing: rloop attach gives up within its limit, says so, exit 1, and lets go of the connection', { timeout: 60_000 }, async (t) => {
   const http = require('node:http');
   const crypto = require('node:crypto');

@@ -18,6 +18,7 @@ const { once } = require('node:events');
 const { pathToFileURL } = require('node:url');
 const rloop = require('..');
 const io = require('../js/io');
+const { epochMs } = require('../js/clock');
 const { redactUrl, redactLink, redactText, target, requestPath } = require('../js/redact');
 
 const LATE_MS = 600; // how late the servers answer or accept
@@ -101,14 +102,15 @@ function lineOf(mark, file = __filename) {
 }
 
 /** One slow event checked field by field; `caller` is the marked line its first frame must be. */
-function assertEvent(event, expected, { since, caller, file = __filename }) {
+function assertEvent(event, expected, { since, until = epochMs(), caller, file = __filename }) {
   const { durationMs, at, stack, ...rest } = event;
   assert.deepEqual(rest, { scope: 'caller', key: 'k1', ...expected });
   const optional = ['status', 'error'].filter((k) => k in expected);
   const order = ['type', 'method', 'target', ...optional, 'durationMs', 'at', 'stack', 'scope', 'key'];
   assert.deepEqual(Object.keys(event), order, 'field order');
   assert.ok(durationMs >= THRESHOLD_MS && durationMs < 5000, `durationMs ${durationMs}`);
-  assert.ok(at >= since - 5 && at + durationMs <= Date.now() + 5, `at ${at}: it ran between ${since} and now`);
+  // On rloop's time base (js/clock.js): Date.now() moves against it when the wall clock steps.
+  assert.ok(at >= since - 5 && at + durationMs <= until + 5, `at ${at}: it ran between ${since} and ${until}`);
   const json = JSON.stringify(event);
   for (const secret of SECRETS) assert.ok(!json.includes(secret), `'${secret}' leaked: ${json}`);
   if (caller === undefined) return assert.deepEqual(stack, []);
@@ -160,7 +162,7 @@ test('a slow http request: client and server events, redacted, attributed, the c
   const listening = await rloop.scope('server', () => lateServer(t, http.createServer));
   const { port } = listening.address();
   const { tracker, events } = trackIn(t);
-  const since = Date.now();
+  const since = epochMs();
   const status = await asCaller(() => get(http, `http://alice:s3cr3t@127.0.0.1:${port}${SECRET_PATH}`));
   assert.equal(status, 200);
 
@@ -191,7 +193,7 @@ test('a slow https request to a self-signed server', async (t) => {
   const server = await lateServer(t, (handler) => https.createServer(tls, handler));
   const { port } = server.address();
   const { events } = trackIn(t);
-  const since = Date.now();
+  const since = epochMs();
   const url = `https://alice:s3cr3t@127.0.0.1:${port}${SECRET_PATH}`;
   assert.equal(await asCaller(() => get(https, url, { rejectUnauthorized: false })), 200);
 
@@ -203,7 +205,7 @@ test('a slow fetch through the global fetch', async (t) => {
   const server = await lateServer(t, http.createServer);
   const { port } = server.address();
   const { tracker, events } = trackIn(t);
-  const since = Date.now();
+  const since = epochMs();
   const body = await asCaller(async () => {
     const res = await fetch(`http://127.0.0.1:${port}${SECRET_PATH}`, { method: 'POST', body: 'x' }); // call:fetch
     return res.text();
@@ -231,7 +233,7 @@ test('a slow TCP connect to a listener whose accept queue is full', async (t) =>
   await Promise.all(fillers.map((s) => once(s, 'connect')));
 
   const { events } = trackIn(t);
-  const since = Date.now();
+  const since = epochMs();
   const socket = asCaller(() => net.connect(port, '127.0.0.1')); // call:tcp
   t.after(() => socket.destroy());
   socket.on('error', () => {}); // the server closes what it accepts
@@ -256,15 +258,12 @@ test('slow dns lookups through the real resolver, whose resolv.conf names a late
   fs.writeFileSync(path.join(dir, 'nsswitch.conf'), 'hosts: files dns\n');
   const fixture = path.join(__dirname, 'fixtures', 'io-dns.js');
   const etc = [path.join(dir, 'resolv.conf'), path.join(dir, 'nsswitch.conf')];
-  const since = Date.now();
   const { stdout } = await run('unshare', [...sandbox, ...etc, process.execPath, fixture, String(LATE_MS)]);
-  const { results, events, aggregates, errors } = JSON.parse(stdout);
+  const { results, events, aggregates, errors, since, until } = JSON.parse(stdout);
 
   assert.deepEqual(results, ['127.0.0.1', '127.0.0.1', 'ENOTFOUND']);
   assert.equal(events.length, 3);
-  const startedAt = Math.min(...events.map((e) => e.at)); // the lookups start once the child is up
-  assert.ok(startedAt >= since, 'the lookups started after the child was spawned');
-  const within = { since: startedAt, file: fixture };
+  const within = { since, until, file: fixture }; // the child's own clock
   const slow = { type: 'dns', method: 'lookup', target: 'slow.test' };
   const calledAt = (mark) => events.find((e) => !e.error && e.stack[0].line === lineOf(mark, fixture));
   assertEvent(calledAt('dns-callback'), slow, { ...within, caller: 'dns-callback' });

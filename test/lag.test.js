@@ -11,6 +11,7 @@ const { spawnSync, spawn, execFileSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const rloop = require('..');
 const { busy, primeStackSampler } = require('./helpers');
+const { epochMs } = require('../js/clock');
 
 function blockingWork(ms) {
   return busy(ms);
@@ -24,7 +25,7 @@ test('a 300 ms busy loop: noticed within threshold + 20 ms, its scope, its stack
   await primeStackSampler();
   const mon = rloop.start({ lagThreshold: 50 });
   const lag = new Promise((resolve) => mon.once('lag', resolve));
-  const at = Date.now();
+  const at = epochMs();
   setTimeout(() => rloop.scope('culprit', () => blockingWork(300), { key: 'job-7' }), 1);
   const e = await lag;
   const windows = await new Promise((resolve) => mon.once('window', () => resolve(mon.history())));

@@ -209,9 +209,10 @@ for (const rt of RUNTIMES) {
         await sleep(600);
         assert.deepEqual((await http('GET', '/rloop/elu')).body, off);
 
-        const on = Date.now();
+        // Fresh: after the last window kept, on Node-RED's own clock (ours may differ by a step).
+        const lastKept = kept.windows.at(-1).end;
         assert.equal((await http('POST', '/rloop/state', { enabled: true })).body.enabled, true);
-        const fresh = await windows(http, 3, (w) => w.start >= on - 1);
+        const fresh = await windows(http, 3, (w) => w.start >= lastKept);
         assert.deepEqual(fresh.before.slice(-kept.windows.length).map((w) => w.end), kept.windows.map((w) => w.end).slice(-fresh.before.length), 'the old windows first');
         assert.ok(fresh.some((w) => (w.nodes.fa?.elu ?? 0) > 0.05), JSON.stringify(fresh.map((w) => w.nodes.fa)));
       });
