@@ -170,3 +170,36 @@ test('RLOOP_METRICS_PORT alone is metrics only: the endpoint serves the app\'s s
   assert.match(r.stdout, /^200 scope served\n/);
   assert.deepStrictEqual(reports(), before, 'no report written');
 });
+
+test('npm start through NODE_OPTIONS: the app is captured, npm is left alone (its report would replace the app\'s)', (t) => {
+  const dir = fs.mkdtempSync(path.join(tmp, 'npm-'));
+  const app = path.join(dir, 'app.js');
+  fs.writeFileSync(app, "process.stdout.write(`pid ${process.pid}\\n`); const end = Date.now() + 100; while (Date.now() < end);\n");
+  const scripts = { start: `"${process.execPath}" app.js` };
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'npm-app', version: '1.0.0', scripts }));
+  const r = spawnSync('npm', ['start', '--silent'], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 60000,
+    env: {
+      PATH: process.env.PATH,
+      HOME: dir,
+      NODE_OPTIONS: `--require ${path.join(ROOT, 'register', 'index.js')}`,
+      RLOOP_JSON: path.join(dir, 'report.json'),
+      npm_config_offline: 'true', // npm asks no registry: the script is all it runs
+      npm_config_update_notifier: 'false',
+      npm_config_cache: path.join(dir, 'cache'),
+    },
+  });
+  if (r.error?.code === 'ENOENT') return t.skip('needs npm');
+  assert.strictEqual(r.status, 0, r.stderr);
+  const pid = Number(/^pid (\d+)$/m.exec(r.stdout)?.[1]);
+  assert.strictEqual(r.stderr, '');
+  const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
+  assert.strictEqual(report.meta.pid, pid, 'the report is the app\'s, not npm\'s');
+  const { isLauncher } = require('../register');
+  for (const bin of ['/usr/bin/npm', '/usr/lib/node_modules/npm/bin/npm-cli.js', 'npx-cli.js', 'yarn.js', 'pnpm.cjs', 'corepack']) {
+    assert.ok(isLauncher(['node', bin]), bin);
+  }
+  for (const bin of ['/srv/app/server.js', '/srv/npm-tools/build.js', 'yarnish.js', undefined]) assert.ok(!isLauncher(['node', bin]), String(bin));
+});
