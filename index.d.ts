@@ -9,7 +9,7 @@ export interface StartOptions {
   windowMs?: number;
   /** Complete windows kept for history() (1 – 86 400), within 4 MB: fewer when many scopes are charged in each. Default 60. */
   history?: number;
-  /** Distinct scope names kept (1 – 1 000 000); more are charged to '(other)' and counted in scopesOverflowed (not kept). Default 10 000. */
+  /** Distinct scope names kept (1 – 1 000 000); more are charged to '(other)', each entry into one counted in scopesOverflowed (not kept). Default 10 000. */
   maxScopes?: number;
   /** Keys whose names are kept per window (the busiest; 0 – 1 000 000); the rest count as `dropped`. Default 10 000. */
   maxKeys?: number;
@@ -119,7 +119,7 @@ export interface Window {
 /** The current window, read live (a callback still running is included so far). */
 export interface LiveWindow extends Window {
   windowMs: number;
-  /** Scope names charged to '(other)' since start. */
+  /** Entries (scope(), enter()) into names past maxScopes, charged to '(other)', since start. */
   scopesOverflowed: number;
   /** Complete windows history() dropped before `history` newer ones were kept, to stay within its memory bound (4 MB). */
   historyDropped: number;

@@ -21,7 +21,7 @@ const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:
 const dc = require('node:diagnostics_channel');
 const { performance } = require('node:perf_hooks');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
-const { SINCE, WAKE, WANT, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
+const { SINCE, WAKE, WANT, OVERFLOWED, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
 const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
 
 let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
@@ -403,6 +403,11 @@ function recordTimeline() {
   };
 }
 
+/** Counts an entry into a name past maxScopes, for the addon to add to its own count. */
+function countOverflow() {
+  L[OVERFLOWED]++;
+}
+
 /** The slot being charged now, or -1 while idle. */
 function running() {
   return R[0];
@@ -414,5 +419,5 @@ function current() {
 }
 
 module.exports = {
-  FRAMES, ROOT, context, keyContext, isContext, newLedger, install, uninstall, atWake, run, enter, restore, running, current, recordTimeline, scopeTimers, retag,
+  FRAMES, ROOT, context, keyContext, isContext, newLedger, install, uninstall, atWake, run, enter, restore, countOverflow, running, current, recordTimeline, scopeTimers, retag,
 };

@@ -5,7 +5,8 @@
 const SINCE = 1;
 const WAKE = 2;
 const WANT = 3; // set by the addon after a stall that nothing could take a stack of
-const HEADER = 4;
+const OVERFLOWED = 4; // entries into names past maxScopes, counted by JS (js/monitor.js)
+const HEADER = 5;
 
 // Stores a reader on another thread must see in program order (src/ledger.rs): x64 keeps it;
 // on arm64 and armv7 a switch's stores are a seqlock's write, between two Atomics.store of SEQ.
@@ -31,6 +32,7 @@ function newLedger(cells) {
 // that straddles stop() cannot throw.
 const IDLE = new Float64Array(HEADER).fill(-1);
 IDLE[WANT] = 0;
+IDLE[OVERFLOWED] = 0;
 const IDLE_R = runningView(IDLE);
 IDLE_R[0] = -1;
 
@@ -44,4 +46,4 @@ function openSwitch(R) {
   return Atomics.load(R, SEQ);
 }
 
-module.exports = { SINCE, WAKE, WANT, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch };
+module.exports = { SINCE, WAKE, WANT, OVERFLOWED, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch };

@@ -20,10 +20,8 @@ const auto = require('./auto');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
 const OTHER = 1;
+const OTHER_NAME = '(other)';
 const FIRST_SCOPE = 2;
-// Names past maxScopes recently seen, so a hot overflowed name is not registered per call;
-// emptied when full, so names that only overflow never pile up.
-const OVERFLOW_CACHE = 4096;
 const NOT_RECORDED = '(not recorded)'; // a profile's samples after its timeline filled up
 
 /** `fn()` charged to no scope: what it starts (timers) is rloop's own work. */
@@ -41,9 +39,8 @@ class Monitor extends EventEmitter {
   #bindNative; // bindKey(slot, scope, key), a raw native function
   #options;
   #scopes = new Map(); // name -> context of the scope without a key, at most maxScopes
-  #overflowed = new Map(); // name past maxScopes -> its context (charged to '(other)')
+  #other = new Map(); // automatic -> the one context of every name past maxScopes: '(other)'
   #full = false; // the addon holds maxScopes names: a new name is '(other)' without asking it
-  #unasked = 0; // names past the cap counted here, not in the addon
   #keyBase;
   #keyScopes; // key slot - keyBase -> the scope of the key bound to it
   #nextKey = 0;
@@ -101,7 +98,7 @@ class Monitor extends EventEmitter {
 
   /** The current window, live (a callback still running is included), with `last`. */
   elu() {
-    return this.#withOverflows(this.#native.elu());
+    return this.#native.elu();
   }
 
   /** The last `history` complete windows, oldest first. */
@@ -111,12 +108,7 @@ class Monitor extends EventEmitter {
 
   /** Busy time per scope since start. */
   totals() {
-    return this.#withOverflows(this.#native.totals());
-  }
-
-  #withOverflows(reading) {
-    reading.scopesOverflowed += this.#unasked;
-    return reading;
+    return this.#native.totals();
   }
 
   /**
@@ -198,7 +190,7 @@ class Monitor extends EventEmitter {
     const take = hooks.recordTimeline();
     return () => {
       const { transitions, dropped } = take();
-      const names = new Map([[0, null], [1, '(other)']]);
+      const names = new Map([[0, null], [OTHER, OTHER_NAME]]);
       for (const [name, ctx] of this.#scopes) if (ctx.slot >= FIRST_SCOPE) names.set(ctx.slot, name);
       const nameOf = (slot) => {
         if (slot === IDLE) return false;
@@ -293,21 +285,35 @@ class Monitor extends EventEmitter {
 
   /** The context charged for `name` (and `key`), registering what is new. */
   context(name, key, automatic = false) {
-    let scope = this.#scopes.get(name) ?? this.#overflowed.get(name);
+    let scope = this.#scopes.get(name);
     if (scope === undefined) {
       // Names are never unregistered: once full, the addon would only count the call.
       const slot = this.#full ? OTHER : this.#native.addScope(name);
-      if (this.#full) this.#unasked++;
-      scope = hooks.context(slot, null, name, undefined);
-      scope.automatic = automatic;
-      if (slot !== OTHER) this.#scopes.set(name, scope);
-      else {
-        this.#full = true;
-        if (this.#overflowed.size >= OVERFLOW_CACHE) this.#overflowed.clear();
-        this.#overflowed.set(name, scope);
-      }
+      if (slot !== OTHER) {
+        scope = hooks.context(slot, null, name, undefined);
+        scope.automatic = automatic;
+        this.#scopes.set(name, scope);
+      } else scope = this.#overflow(automatic);
     }
     return key === undefined ? scope : this.#bindKey(scope, key);
+  }
+
+  /**
+   * The context of a name past maxScopes, '(other)' as the windows say: one for all of them.
+   * Nothing is kept or allocated per name: an app naming a scope per request would otherwise
+   * grow V8's young generation by 16 MB (a context per call, or a cache of names seen; see
+   * bench/memory.md, fifth pass). So each entry past the cap counts, a name seen again too.
+   */
+  #overflow(automatic) {
+    if (this.#full) hooks.countOverflow(); // the first was counted by the addon, which said it was full
+    this.#full = true;
+    let other = this.#other.get(automatic);
+    if (other === undefined) {
+      other = hooks.context(OTHER, null, OTHER_NAME, undefined);
+      other.automatic = automatic;
+      this.#other.set(automatic, other);
+    }
+    return other;
   }
 
   #bindKey(scope, key) {

@@ -131,8 +131,8 @@ impl Aggregator {
         self.totals.len()
     }
 
-    pub fn scopes_overflowed(&self) -> u64 {
-        self.scopes_overflowed
+    pub fn scopes_overflowed(&self, ledger: &Ledger) -> u64 {
+        self.scopes_overflowed + ledger.overflowed()
     }
 
     /// Binds key slot `slot` to (`scope`, `key`), retiring what its previous key was charged
@@ -429,7 +429,10 @@ mod tests {
         assert_eq!(a.add_scope("a"), 2);
         assert_eq!(a.add_scope("b"), 3);
         assert_eq!(a.add_scope("c"), OTHER);
-        assert_eq!(a.scopes_overflowed(), 1);
+        let m = Memory::new(cfg().slots());
+        assert_eq!(a.scopes_overflowed(&m.ledger()), 1);
+        m.set(crate::ledger::OVERFLOWED, 3.0); // entries JS charged to (other) without asking
+        assert_eq!(a.scopes_overflowed(&m.ledger()), 4);
     }
 
     #[test]

@@ -204,7 +204,7 @@ impl NativeMonitor {
     #[napi(catch_unwind)]
     pub fn elu(&self) -> Result<String> {
         // Read under the lock, written out after it.
-        let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(), agg.history_dropped()))?;
+        let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(ledger), agg.history_dropped()))?;
         let mut v = current.to_json(cfg.time_origin);
         v["windowMs"] = json!(cfg.window_ms);
         v["scopesOverflowed"] = json!(overflowed);

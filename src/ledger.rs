@@ -9,6 +9,8 @@
 //! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
 //! - `WANT`: set (1) by the idle mark after a stall nothing took a stack of; JS starts a stack
 //!   sampler at its next wake and clears it (js/hooks.js);
+//! - `OVERFLOWED`: entries into scope names past `maxScopes` that JS charged to `(other)`
+//!   without asking the addon (js/monitor.js), added to the addon's own count where it is read;
 //! - `HEADER + slot`: cumulative busy milliseconds of each slot;
 //! - `HEADER + slots + slot`: cumulative callbacks of each slot.
 //!
@@ -55,7 +57,8 @@ pub const RUNNING: usize = 0;
 pub const SINCE: usize = 1;
 pub const WAKE: usize = 2;
 pub const WANT: usize = 3;
-pub const HEADER: usize = 4;
+pub const OVERFLOWED: usize = 4;
+pub const HEADER: usize = 5;
 
 /// Looks of `snapshot` for a settled reading (the writer's switch takes tens of ns).
 const TRIES: u32 = 8;
@@ -179,6 +182,11 @@ impl Ledger {
         }
         let (at, slots) = unsettled.expect("TRIES > 0");
         (at, slots.into_iter().map(|s| (s, self.read(s, None, at))).collect())
+    }
+
+    /// Entries past `maxScopes` JS counted (see `OVERFLOWED`).
+    pub fn overflowed(&self) -> u64 {
+        self.get(OVERFLOWED) as u64
     }
 
     /// Asks JS for a stack sampler (see `WANT`). Only the monitored thread may call this.

@@ -41,7 +41,7 @@ pub fn totals_json(agg: &Aggregator, ledger: &Ledger, now: f64) -> Value {
     let busy: f64 = num(&unattributed, "busyMs") + all.iter().map(|s| num(s, "busyMs")).sum::<f64>();
     all.retain(|s| num(s, "busyMs") > 0.0 || num(s, "calls") > 0.0);
     all.sort_by(|a, b| num(b, "busyMs").total_cmp(&num(a, "busyMs")));
-    json!({ "thread": { "busyMs": busy }, "unattributed": unattributed, "scopes": all, "scopesOverflowed": agg.scopes_overflowed() })
+    json!({ "thread": { "busyMs": busy }, "unattributed": unattributed, "scopes": all, "scopesOverflowed": agg.scopes_overflowed(ledger) })
 }
 
 /// Finishes and writes the reports of `shared`'s framed recordings. Never panics; a report that

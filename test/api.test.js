@@ -8,6 +8,7 @@ const { AsyncResource } = require('node:async_hooks');
 const { EventEmitter } = require('node:events');
 const rloop = require('..');
 const native = require('../js/native');
+const { HEADER } = require('../js/ledger');
 const { busy, scopeIn } = require('./helpers');
 
 test('invalid options throw a TypeError or RangeError that names the option', () => {
@@ -86,7 +87,7 @@ test('the raw key binder turns bad arguments and a stopped monitor into exceptio
   const bind = nm.keyBinder();
   const key = 'ключ-🔑'.repeat(36); // non-ASCII, as long as a key gets (252 UTF-16 units)
   bind(keySlot, scope, key);
-  ledger[4 + keySlot] += 5; // 5 ms charged to the key's slot (ledger header: 4 cells)
+  ledger[HEADER + keySlot] += 5; // 5 ms charged to the key's slot
   const s = nm.elu().scopes.find((x) => x.name === 's');
   assert.deepStrictEqual(s.keys.worst.map((w) => [w.key, w.busyMs]), [[key, 5]], 'the name arrives whole');
   assert.throws(() => bind(0, scope, 'k'), /slot 0 is not a key slot/);
@@ -105,6 +106,29 @@ test('scopes past maxScopes are charged to (other) and counted', () => {
   assert.deepStrictEqual(w.scopes.map((s) => s.name).sort(), ['(other)', 'a', 'b']);
   assert.strictEqual(w.scopesOverflowed, 2);
   assert.ok(scopeIn(w, '(other)').busyMs >= 5);
+});
+
+test('inside a scope past maxScopes, rloop.current() says (other), as the windows do, and every such name shares one context', async () => {
+  const mon = rloop.start({ maxScopes: 1, lag: false, io: false });
+  try {
+    rloop.scope('kept', () => {});
+    const seen = new Set();
+    for (let i = 0; i < 1000; i++) {
+      rloop.scope(`past-${i}`, () => {
+        assert.deepStrictEqual(rloop.current(), { scope: '(other)', key: null, automatic: false });
+        seen.add(rloop.enter(`past-again-${i}`)); // what enter() returns: the context it replaced
+      });
+    }
+    assert.strictEqual(seen.size, 1, 'one context for every name past the cap: nothing allocated per name');
+    const keyed = await rloop.scope('past-keyed', async () => {
+      await null;
+      return rloop.current();
+    }, { key: 'k1' });
+    assert.deepStrictEqual(keyed, { scope: '(other)', key: 'k1', automatic: false });
+    assert.strictEqual(mon.totals().scopesOverflowed, 2001, 'each entry past the cap counts');
+  } finally {
+    mon.stop();
+  }
 });
 
 test('the window event fires once per window with the closed window', async () => {

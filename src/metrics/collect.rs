@@ -95,7 +95,7 @@ pub(super) fn copy(agg: &Aggregator, ledger: &Ledger, lag: Option<&Lag>, now: f6
         let lasted = now - ledger.wake();
         (lasted >= lag.threshold_ms()).then(|| (agg.scope_of(slot), lasted))
     });
-    Copied { totals: agg.raw_totals(ledger, now), last: agg.last(), stalls: lag.map(|l| l.totals().clone()), stalled, overflowed: agg.scopes_overflowed() }
+    Copied { totals: agg.raw_totals(ledger, now), last: agg.last(), stalls: lag.map(|l| l.totals().clone()), stalled, overflowed: agg.scopes_overflowed(ledger) }
 }
 
 /// The figures of monitor `m`; `None` once it is detached.
@@ -164,7 +164,7 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
     let mut busy = Family::new("rloop_scope_busy_seconds_total", "rloop.scope.busy", "s", Counter, "Event loop busy time charged to the scope since rloop started.");
     let mut calls = Family::new("rloop_scope_calls_total", "rloop.scope.calls", "{call}", Counter, "Callbacks run in the scope since rloop started.");
     let mut keys = Family::new("rloop_scope_key_busy_seconds", "rloop.scope.key.busy", "s", Gauge, "Busy time per key (request, message) of the scope in the last complete window: p50, p99, max (quantile 1).");
-    let mut folded = Family::new("rloop_scopes_folded_total", "rloop.scopes.folded", "{scope}", Counter, "Scopes whose time has gone into scope=\"(other)\" (outside the topScopes busiest, or past maxScopes), each counted once.");
+    let mut folded = Family::new("rloop_scopes_folded_total", "rloop.scopes.folded", "{scope}", Counter, "Scopes whose time has gone into scope=\"(other)\": those outside the topScopes busiest, each counted once, and every entry into a name past maxScopes.");
     let mut stalls = Family::new("rloop_stalls_total", "rloop.stalls", "{stall}", Counter, "Stalls: stretches of busy loop of the lag threshold or longer.");
     let mut stall_len = Family::new("rloop_stall_seconds", "rloop.stall.duration", "s", Histogram, "Length of stalls.").with_buckets(&STALL_BUCKETS);
     let mut stalled = Family::new("rloop_stall_in_progress_seconds", "rloop.stall.in_progress", "s", Gauge, "How long the stall going on now has lasted, with the scope running in it.");
