@@ -208,9 +208,11 @@ test('snapshotting a ~300 MB heap takes no more RSS than V8 needs for the snapsh
   assert.ok(snapshot.node_count > 3 * ours.entries, `${snapshot.node_count} nodes`);
   assert.strictEqual(tail.toString(), ']}');
 
-  // Holding the serialized snapshot would cost its size (more than 4 × the bound); V8's own part
-  // is measured by the floor, so what remains is ours.
+  // Holding the serialized snapshot would cost its size (more than 4 × the bound). What is ours
+  // is the peak past V8's graph in the same process: V8's own peak moves by ±60 MB between
+  // processes (v8.writeHeapSnapshot() +766 … +893 MB seen), so the floor is told, not compared.
   const bound = 64 * MB;
   assert.ok(size > 4 * bound, `snapshot ${mb(size)}: too small to tell`);
-  assert.ok(overFloor < bound, `captureHeapSnapshot() peaked ${mb(overFloor)} over v8.writeHeapSnapshot()`);
+  const serializing = ours.peak - ours.buildPeak;
+  assert.ok(serializing < bound, `captureHeapSnapshot() peaked ${mb(serializing)} over V8's own graph`);
 });
