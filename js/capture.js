@@ -7,7 +7,7 @@
 
 const fs = require('node:fs');
 const { threadId } = require('node:worker_threads');
-const { epochMs } = require('./clock');
+const { epochMs, ORIGIN } = require('./clock');
 const heap = require('./heap');
 const profiler = require('./profile');
 const { study, frameOf } = require('./analyze');
@@ -243,7 +243,7 @@ class Capture {
     const offsetUs = profiler.profileClockOffsetUs();
     const scopeTimeline = this.#takeTimeline().transitions.map(([ms, scope]) => [ms * 1000 + offsetUs, scope]);
     const studied = study(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThreshold });
-    lag.events = profileStalls(lag.events, profile, studied.measured, { originMs: performance.timeOrigin, offsetUs, scopeTimeline, frameOf });
+    lag.events = profileStalls(lag.events, profile, studied.measured, { originMs: ORIGIN, offsetUs, scopeTimeline, frameOf });
     return studied;
   }
 

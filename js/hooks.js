@@ -19,7 +19,7 @@
 
 const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 const dc = require('node:diagnostics_channel');
-const { performance } = require('node:perf_hooks');
+const { now } = require('./clock');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 const { SINCE, WAKE, WANT, OVERFLOWED, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
 const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
@@ -98,20 +98,20 @@ function isContext(x) {
 }
 
 function charge(slot) {
-  let now = performance.now();
+  let at = now();
   const running = R[0];
-  if (log !== null) logSwitch(now, running);
-  const wake = now;
+  if (log !== null) logSwitch(at, running);
+  const wake = at;
   // Before the switch's stores: rloop's own work may read the ledger (a reader waits for a switch to end).
-  if (running < 0 && (L[WANT] !== 0 || now >= wakeAt)) now = woke(now);
+  if (running < 0 && (L[WANT] !== 0 || at >= wakeAt)) at = woke(at);
   const seq = ORDERED ? 0 : openSwitch(R);
   if (running >= 0) {
     const since = L[SINCE];
-    L[SINCE] = now; // before the total: a reader that sees the new total sees where it ends (x64)
-    L[HEADER + running] += now - since;
+    L[SINCE] = at; // before the total: a reader that sees the new total sees where it ends (x64)
+    L[HEADER + running] += at - since;
   } else {
     L[WAKE] = wake; // the loop wakes: a new stretch (src/lag.rs)
-    L[SINCE] = now;
+    L[SINCE] = at;
   }
   // Last: a reader that sees the new slot sees its start and its stretch's wake.
   if (ORDERED) R[0] = slot;
@@ -122,9 +122,9 @@ function charge(slot) {
 }
 
 /** Logs a switch at `now` from `running` for the profile's timeline: cur is what is charged next. */
-function logSwitch(now, running) {
+function logSwitch(at, running) {
   if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/ledger.rs)
-  log.add(now, scopeSlot(cur));
+  log.add(at, scopeSlot(cur));
 }
 
 /** The slot of a context's scope: a key's slot is rebound to other keys, its scope's never. */
@@ -221,21 +221,21 @@ function after() {
 
 // rloop's own work, out of line, as the loop wakes: unattributed, and run in a callback rather
 // than on a timer or at start, so whatever it creates is seen by the app's hooks in order.
-function woke(now) {
+function woke(at) {
   const c = cur;
   cur = ROOT;
   if (L[WANT] !== 0) {
     L[WANT] = 0;
     attempt(onWant);
   }
-  if (now >= wakeAt) wakeAt = attempt(onWake, now) ?? Infinity;
+  if (at >= wakeAt) wakeAt = attempt(onWake, at) ?? Infinity;
   cur = c;
   // rloop's own work is unattributed time, not the callback's about to run.
-  const done = performance.now();
-  L[HEADER] += done - now;
+  const done = now();
+  L[HEADER] += done - at;
   // In the profile's timeline too: switches inside that work are overruled (js/timeline.js).
   if (log !== null) {
-    log.add(now, 0);
+    log.add(at, 0);
     log.add(done, scopeSlot(c));
   }
   return done;
@@ -296,7 +296,7 @@ function install(ledger, slots, want) {
   epoch++;
   cur = ROOT;
   depth = 0;
-  L[SINCE] = L[WAKE] = performance.now();
+  L[SINCE] = L[WAKE] = now();
   Atomics.store(R, 0, 0); // the code running now (the caller of start()) is unattributed busy time
   if (FRAMES) {
     store = new AsyncLocalStorage(); // new per monitor, like the tag
@@ -391,7 +391,7 @@ function recordTimeline() {
   recorders++;
   const from = log.length;
   const running = R[0];
-  log.add(performance.now(), running < 0 ? IDLE_MARK : running === slotOf(cur) ? scopeSlot(cur) : running);
+  log.add(now(), running < 0 ? IDLE_MARK : running === slotOf(cur) ? scopeSlot(cur) : running);
   const mine = log;
   let done = false;
   return () => {

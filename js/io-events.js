@@ -4,7 +4,7 @@
 // the operation begins and formatted only for a slow one.
 
 const path = require('node:path');
-const { performance } = require('node:perf_hooks');
+const { ORIGIN } = require('./clock');
 const { pathToFileURL } = require('node:url');
 const { redactUrl, redactLink, redactText, requestPath, target } = require('./redact');
 
@@ -71,7 +71,7 @@ function slowEvent(rec, method, where, status, error, ms) {
   if (status !== undefined) event.status = status;
   if (error !== undefined) event.error = redactText(error); // a message may hold a URL, credentials and all
   event.durationMs = round(ms);
-  event.at = Math.round(performance.timeOrigin + rec.t0);
+  event.at = Math.round(ORIGIN + rec.t0);
   event.stack = frames(rec.stack);
   event.scope = rec.ctx?.scope ?? null;
   event.key = rec.ctx?.key ?? null;

@@ -12,7 +12,7 @@ const dc = require('node:diagnostics_channel');
 const dns = require('node:dns');
 const { syncBuiltinESMExports } = require('node:module');
 const { isIP } = require('node:net');
-const { performance } = require('node:perf_hooks');
+const { now } = require('./clock');
 const { describe } = require('./options');
 const { requestPath } = require('./redact');
 const { httpTarget, fetchTarget, failedTarget, hostPort, errorName, captureStack, pendingEvent, clip, slowEvent } = require('./io-events');
@@ -69,7 +69,7 @@ function track(options) {
    */
   function begin(type, top, owner) {
     if (stopped) return null;
-    const rec = { type, t0: performance.now(), ctx: context(), owner };
+    const rec = { type, t0: now(), ctx: context(), owner };
     if (top !== undefined) captureStack(rec, top);
     if (pending.add(rec)) wakeAt(checkOverdue, rec.t0 + thresholdMs);
     return rec;
@@ -93,7 +93,7 @@ function track(options) {
   function end(rec, method, where, status, error) {
     if (stopped) return;
     pending.delete(rec);
-    const ms = performance.now() - rec.t0;
+    const ms = now() - rec.t0;
     const clipped = clip(where);
     const failed = error !== undefined || status >= 500;
     totals.add(rec.type, clipped, ms, failed);
@@ -271,7 +271,7 @@ function track(options) {
       return { aggregates: () => mine.list(), stop: () => collectors.delete(mine) };
     },
     /** Slow-I/O events (state 'pending') of the operations in flight for the threshold or more now. */
-    pendingNow: () => pending.older(performance.now(), thresholdMs).map(([rec, ms]) => pendingEvent(rec, ms)),
+    pendingNow: () => pending.older(now(), thresholdMs).map(([rec, ms]) => pendingEvent(rec, ms)),
     /** Operations in flight that were not watched for being overdue (too many at once). */
     get unwatched() {
       return pending.unwatched;

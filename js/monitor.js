@@ -3,11 +3,10 @@
 // emits each closed window. Reads come from the addon, which keeps the windows.
 
 const { EventEmitter } = require('node:events');
-const { performance } = require('node:perf_hooks');
 const { threadId } = require('node:worker_threads');
 const native = require('./native');
 const hooks = require('./hooks');
-const { offsetFrom } = require('./clock');
+const { now, ORIGIN, offsetFrom, setTimeout, clearTimeout } = require('./clock');
 const io = require('./io');
 const { Capture } = require('./capture');
 const { captureOptions, watchOptions } = require('./capture-options');
@@ -66,7 +65,7 @@ class Monitor extends EventEmitter {
       ...options,
       threadId,
       clockOffsetMs: -offsetFrom(native.monotonicMs), // performance.now() - monotonicMs()
-      timeOrigin: performance.timeOrigin,
+      timeOrigin: ORIGIN,
       lagThresholdMs: options.lag ? options.lagThreshold : undefined,
     });
     this.on('newListener', (event) => this.#listening(event, true));
@@ -146,11 +145,11 @@ class Monitor extends EventEmitter {
     let watching = true;
     const next = () => {
       if (!watching || this.stopped) return;
-      const started = performance.now(); // monotonic: a step of the wall clock moves no capture
+      const started = now(); // monotonic: a step of the wall clock moves no capture
       this.#capture(o)
         .catch((e) => this.#fail(e))
         .finally(() => {
-          if (watching) timer = setTimeout(next, Math.max(0, everyMs - (performance.now() - started))).unref();
+          if (watching) timer = setTimeout(next, Math.max(0, everyMs - (now() - started))).unref();
         });
     };
     next();
@@ -226,7 +225,7 @@ class Monitor extends EventEmitter {
     this.#io?.stop();
     this.#auto.stop();
     hooks.uninstall();
-    clearInterval(this.#timer);
+    clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#native.stop();
     this.#metrics?.close();
@@ -267,7 +266,7 @@ class Monitor extends EventEmitter {
 
   /** Fires just after the addon closes the current window, so each emits as it closes. */
   #nextWindow() {
-    const wait = Math.max(0, this.#native.nextDue() - performance.now()) + 1;
+    const wait = Math.max(0, this.#native.nextDue() - now()) + 1;
     const timer = setTimeout(() => {
       this.#emitWindows();
       if (this.#timer === timer && !this.stopped) { // not stopped or replaced meanwhile

@@ -2,7 +2,7 @@
 // CPU profiles of the calling thread (main or worker) through an in-process inspector session.
 // The result is V8's raw profile, the content of a .cpuprofile file; js/analyze.js reads it.
 
-const { offsetFrom } = require('./clock');
+const { hrtimeNs, offsetFrom } = require('./clock');
 const { integerIn, plainObject, knownOnly } = require('./options');
 const markers = require('./markers');
 
@@ -73,7 +73,7 @@ async function start(options) {
  * of CLOCK_MONOTONIC, the clock of process.hrtime.
  */
 function profileClockOffsetUs() {
-  return offsetFrom(() => Number(process.hrtime.bigint()) / 1e6) * 1000;
+  return offsetFrom(() => Number(hrtimeNs()) / 1e6) * 1000;
 }
 
 module.exports = { start, profileOptions, profileClockOffsetUs };

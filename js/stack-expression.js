@@ -11,8 +11,10 @@ const MAX_FRAMES = 32;
 // Its frames carry rloop's URL (isOwn()): a CPU profile that samples the interrupt shows it as
 // rloop's, never as the app code that ran before a stall's blocker (js/stall-stacks.js).
 const SAMPLER_URL = 'rloop:stack-sampler';
+// The clock by perf_hooks' prototype: the app's fake timers may have replaced its now() (js/clock.js).
 const EXPRESSION = `(() => {
-  const answered = performance.timeOrigin + performance.now();
+  const perf = process.getBuiltinModule?.('perf_hooks').performance;
+  const answered = perf ? perf.timeOrigin + Object.getPrototypeOf(perf).now.call(perf) : performance.timeOrigin + performance.now();
   const prepare = Error.prepareStackTrace, limit = Error.stackTraceLimit, holder = {};
   Error.prepareStackTrace = (_, calls) => calls;
   Error.stackTraceLimit = ${MAX_FRAMES + 2};

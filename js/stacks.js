@@ -9,7 +9,7 @@
 const path = require('node:path');
 const { threadId, isMainThread, Worker } = require('node:worker_threads');
 const native = require('./native');
-const { offsetFrom } = require('./clock');
+const { ORIGIN, offsetFrom } = require('./clock');
 
 let sampler = null;
 
@@ -22,7 +22,7 @@ function startSampler(onError) {
     // stdout/stderr: true, so nothing pipes its (empty) output into this thread's streams.
     // originMs: epoch ms at monotonicMs() 0 on this thread's time base; the worker's own
     // performance.timeOrigin read the wall clock later, maybe after a step.
-    const workerData = { threadId, originMs: performance.timeOrigin - offsetFrom(native.monotonicMs) };
+    const workerData = { threadId, originMs: ORIGIN - offsetFrom(native.monotonicMs) };
     sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData, stdout: true, stderr: true });
     sampler.unref();
     sampler.on('error', onError); // stalls then come without stacks

@@ -4,6 +4,7 @@
 // read once per collection, as a registry asks for each metric in turn within a few ms.
 
 const native = require('../native');
+const { now } = require('../clock');
 
 const FRESH_MS = 20;
 
@@ -16,9 +17,9 @@ function reader(topScopes) {
   const addon = new native.MetricsReader(topScopes);
   let cached = null;
   return () => {
-    const now = performance.now();
-    if (cached === null || now - cached.at > FRESH_MS) {
-      cached = { at: now, families: JSON.parse(addon.read()) };
+    const at = now();
+    if (cached === null || at - cached.at > FRESH_MS) {
+      cached = { at, families: JSON.parse(addon.read()) };
       return cached.families;
     }
     return cached.families.map((f) => (f.events.length === 0 ? f : { ...f, events: [] }));
