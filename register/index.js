@@ -72,11 +72,21 @@ function fromEnv(env) {
   if (io === 'off') start.io = false;
   else if (io !== undefined) start.ioThreshold = integer('RLOOP_IO_THRESHOLD', io);
   const metricsPort = get('RLOOP_METRICS_PORT');
-  if (metricsPort !== undefined) start.metrics = { port: integer('RLOOP_METRICS_PORT', metricsPort) };
+  if (metricsPort !== undefined) start.metrics = { port: clusterPort(integer('RLOOP_METRICS_PORT', metricsPort)) };
   start.autoScopes = autoScopes(get('RLOOP_AUTO_SCOPES') ?? 'http,timers');
   const delay = get('RLOOP_DELAY');
   const metricsOnly = metricsPort !== undefined && CAPTURE.every((name) => get(name) === undefined);
   return { start, capture: metricsOnly ? null : capture, delayMs: delay === undefined ? 0 : integer('RLOOP_DELAY', delay), unknown };
+}
+
+// A cluster's processes all inherit RLOOP_METRICS_PORT: the primary serves at the port, worker N
+// (cluster.worker.id) at the port + N, each its own metrics. One port for all would leave every
+// worker unmonitored (its port taken: rloop off) and the endpoint the primary's alone, which
+// does none of the work. Port 0 stays 0: an ephemeral port each.
+function clusterPort(port) {
+  if (port === 0) return 0;
+  const cluster = require('node:cluster');
+  return cluster.isWorker ? port + cluster.worker.id : port;
 }
 
 // The variable an option comes from, to name it in messages.

@@ -19,6 +19,25 @@ fs.mkdirSync(path.join(tmp, 'node_modules'));
 fs.symlinkSync(ROOT, path.join(tmp, 'node_modules', 'rloop'));
 const reports = () => fs.readdirSync(tmp).filter((f) => f.endsWith('.json'));
 
+/** `n` consecutive free ports on 127.0.0.1: the first. */
+async function freePorts(n) {
+  const net = require('node:net');
+  const listen = (port) => new Promise((resolve) => {
+    const s = net.createServer().once('error', () => resolve(null)).listen(port, '127.0.0.1', () => resolve(s));
+  });
+  for (;;) {
+    const servers = [await listen(0)];
+    const first = servers[0].address().port;
+    while (servers.length < n && first + servers.length <= 65535) {
+      const s = await listen(first + servers.length);
+      if (s === null) break;
+      servers.push(s);
+    }
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    if (servers.length === n) return first;
+  }
+}
+
 function runApp(args, env, app = [APP]) {
   return spawnSync(process.execPath, [...args, ...app], {
     cwd: tmp,
@@ -146,6 +165,34 @@ test('RLOOP_METRICS_PORT serves the metrics endpoint of a zero-code app; a bad p
   assert.ok(fs.existsSync(path.join(tmp, `metrics-${r.pid}.json`)), 'RLOOP_JSON given: a capture ran too');
   const bad = runApp(['-r', 'rloop/register'], { RLOOP_METRICS_PORT: '99999' });
   assert.match(bad.stderr, /^rloop: not started: RLOOP_METRICS_PORT="99999": option 'metrics.port' must be between 0 and 65535/);
+});
+
+test('in a cluster, the primary serves metrics at RLOOP_METRICS_PORT and worker N at the port + N, each its own', async () => {
+  const port = await freePorts(3);
+  const app = path.join(tmp, 'cluster-app.js');
+  fs.writeFileSync(app, `const cluster = require('node:cluster');
+    const http = require('node:http');
+    const get = (url) => new Promise((resolve) => http.get(url, (r) => { let b = ''; r.on('data', (d) => { b += d; }).on('end', () => resolve(b)); }).on('error', (e) => resolve(e.code)));
+    if (cluster.isPrimary) {
+      const workers = [cluster.fork(), cluster.fork()];
+      let ready = 0;
+      for (const w of workers) w.on('message', async () => {
+        if (++ready < workers.length) return;
+        const bodies = await Promise.all([0, 1, 2].map((n) => get('http://127.0.0.1:' + (${port} + n) + '/metrics')));
+        // Which worker's requests each endpoint counts (the automatic scope of its own route).
+        console.log(bodies.map((b) => [1, 2].filter((id) => b.includes('scope="GET /worker-' + id + '"')).join('+') || (b.startsWith('#') ? 'none' : b)).join(' '));
+        for (const w of workers) w.kill();
+      });
+    } else {
+      const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1', async () => {
+        await get('http://127.0.0.1:' + server.address().port + '/worker-' + cluster.worker.id);
+        setTimeout(() => process.send('ready'), 1200); // a window closes: the scope is in the metrics
+      });
+    }`);
+  const r = runApp(['-r', 'rloop/register'], { RLOOP_METRICS_PORT: String(port) }, [app]);
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.strictEqual(r.stderr, '', 'every worker monitored, none told its port is taken');
+  assert.strictEqual(r.stdout, 'none 1 2\n', 'the primary\'s endpoint, then worker 1\'s and worker 2\'s');
 });
 
 test('RLOOP_METRICS_PORT alone is metrics only: the endpoint serves the app\'s scopes, no capture runs, no report is written', async () => {
