@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const nodePath = require('node:path');
 const profiler = require('./profile');
 const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('./options');
+const { epochMs } = require('./clock');
 
 const MAX_MS = 7 * 24 * 3600 * 1000; // a week: the longest capture or watch interval
 const DEFAULTS = Object.freeze({
@@ -36,13 +37,14 @@ function pathOption(name, value) {
     throw new RangeError(`rloop: option '${name}' holds ${unknown}: only ${PLACEHOLDERS.join(', ')} are filled in`);
   }
   if (/\{(time|n)\}/.test(nodePath.dirname(value))) return value;
-  const problem = unwritable(expand(value, captures + 1, Date.now()));
+  const problem = unwritable(expand(value, captures + 1, epochMs()));
   if (problem !== null) throw new RangeError(`rloop: option '${name}': ${problem}`);
   return value;
 }
 
 /** Why `file` cannot be written, or null. */
 function unwritable(file) {
+  if (!permitted(file)) return `${nodePath.resolve(file)} may not be written: Node's permission model allows it with --allow-fs-write`;
   const dir = nodePath.resolve(nodePath.dirname(file)); // '.' would say little
   try {
     if (!fs.statSync(dir).isDirectory()) return `${dir} is not a folder`;
@@ -51,6 +53,15 @@ function unwritable(file) {
     return e.code === 'ENOENT' ? `folder ${dir} does not exist` : `folder ${dir} cannot be written to (${e.code})`;
   }
   return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() ? `${file} is a folder` : null;
+}
+
+/**
+ * Whether Node's permission model, if on, lets this process write `file`. The addon writes a
+ * report itself when JS cannot (a signal on a blocked loop): past the model, which binds JS
+ * only, so it is given no path the app may not write.
+ */
+function permitted(file) {
+  return process.permission?.has('fs.write', nodePath.resolve(file)) ?? true;
 }
 
 /**
@@ -92,4 +103,4 @@ function numberCapture() {
   return ++captures;
 }
 
-module.exports = { captureOptions, watchOptions, expand, numberCapture };
+module.exports = { captureOptions, watchOptions, expand, numberCapture, permitted };

@@ -16,7 +16,7 @@ const { profileStalls } = require('./stall-stacks');
 const { guard } = require('./exit-guard');
 const { buildReport, reportFrame } = require('./report/build');
 const { renderJson } = require('./report/json');
-const { expand, numberCapture } = require('./capture-options');
+const { expand, numberCapture, permitted } = require('./capture-options');
 const { version } = require('../package.json');
 
 const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/recording.rs)
@@ -228,7 +228,7 @@ class Capture {
   #frame() {
     const o = this.#o;
     const path = o.json ? expand(o.json, this.#n, this.#start) : o.html ? expand(o.html, this.#n, this.#start).replace(/\.html?$/i, '') + '.json' : null;
-    if (path === null) return null;
+    if (path === null || !permitted(path)) return null;
     const known = { meta: this.#meta(this.#start, true, null), windowMs: this.#inner.options.windowMs, totalsBefore: this.#totalsBefore };
     const c = { ...known, lag: this.#lagOptions(), io: this.#ioOptions(), heapStats: o.heapStats, profile: o.profile };
     return reportFrame(c, path, this.#monitor.listenerCount('error') > 0);

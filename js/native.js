@@ -3,7 +3,22 @@
 // Reads that return bulk data come across N-API as JSON strings, parsed here: converting a
 // large native value into JS objects directly hits napi-rs's limit of a million values.
 
-const binding = require('../binding.js');
+const binding = load();
+
+/** The loader's binding; where Node's permission model forbids addons, an error that says so. */
+function load() {
+  try {
+    return require('../binding.js');
+  } catch (e) {
+    // The loader's own message blames npm and suggests reinstalling: not the cause here.
+    for (let c = e; c != null; c = c.cause) {
+      if (c.code === 'ERR_DLOPEN_DISABLED' || /loading addons is disabled/.test(c.message)) {
+        throw new Error('rloop: this process may not load native addons (Node\'s permission model): run node with --allow-addons', { cause: e });
+      }
+    }
+    throw e;
+  }
+}
 
 // The JSON of a large read is freed by the time it is parsed, but glibc's malloc keeps its
 // pages (as much as the read took, for good) unless asked: after a read over 1 MB, give them back.
