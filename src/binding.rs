@@ -116,6 +116,14 @@ pub fn disarm_signals(thread_id: u32) {
     signals::disarm(thread_id);
 }
 
+/// Listens again, at once, for the armed signals whose last app listener is gone (libuv left
+/// SIG_DFL): an app listener that removes itself and raises the signal again (`process.once`,
+/// signal-exit) must find rloop listening, not the default action.
+#[napi(catch_unwind)]
+pub fn rearm_signals() {
+    signals::rearm();
+}
+
 /// Returns memory glibc's malloc keeps after a burst (a heap snapshot frees as much as the heap
 /// again) to the system. True if some was released.
 #[napi(catch_unwind)]

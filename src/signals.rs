@@ -160,8 +160,9 @@ fn signal_loop(mut reader: std::fs::File) {
 }
 
 /// An app listener added after `arm` replaced ours (libuv's own); once removed, libuv leaves
-/// SIG_DFL: listen again, so a later signal still writes the reports.
-fn rearm() {
+/// SIG_DFL: listen again, so a later signal still writes the reports. Our thread looks every
+/// REARM_EVERY; JS calls it as the app's last listener goes (the signal may follow at once).
+pub fn rearm() {
     let mut armed = ARMED.lock();
     let Some(a) = armed.as_mut() else { return };
     for &sig in &a.wanted {
