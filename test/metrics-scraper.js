@@ -1,9 +1,11 @@
 'use strict';
 // A worker that scrapes the endpoint every `everyMs` for `forMs` while the main thread may be
-// blocked, and posts what each scrape got: status, latency, the stall in progress.
+// blocked, and posts what each scrape got: when it began (native.monotonicMs()), latency, status,
+// the stall in progress.
 
 const { workerData, parentPort } = require('node:worker_threads');
 const { scrape, parse } = require('./metrics-helpers');
+const { monotonicMs } = require('../js/native'); // one clock for both threads: each timeOrigin read the wall clock at its own start
 
 const { port, everyMs, forMs } = workerData;
 const start = performance.now();
@@ -15,9 +17,9 @@ async function run() {
     try {
       const r = await scrape(port);
       const s = parse(r.body).find((x) => x.name === 'rloop_stall_in_progress_seconds' && x.labels.thread === '0');
-      results.push({ at: performance.timeOrigin + t, ms: performance.now() - t, status: r.status, stalled: s && { scope: s.labels.scope, seconds: s.value } });
+      results.push({ at: monotonicMs() - (performance.now() - t), ms: performance.now() - t, status: r.status, stalled: s && { scope: s.labels.scope, seconds: s.value } });
     } catch (e) {
-      results.push({ at: performance.timeOrigin + t, ms: performance.now() - t, error: String(e) });
+      results.push({ at: monotonicMs() - (performance.now() - t), ms: performance.now() - t, error: String(e) });
     }
     await new Promise((r) => setTimeout(r, Math.max(0, everyMs - (performance.now() - t))));
   }
