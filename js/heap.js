@@ -2,6 +2,7 @@
 // Heap: memory stats, a bounded memory timeline, and heap snapshots streamed to disk.
 
 const fs = require('node:fs');
+const { performance } = require('node:perf_hooks'); // not the global: fake timers replace that one (js/clock.js)
 const { epochMs } = require('./clock');
 const { describe, integerIn, plainObject, knownOnly } = require('./options');
 const { wakeAt, stopWaking } = require('./wakers');

@@ -58,6 +58,7 @@ test('@sinonjs/fake-timers installed while rloop runs: real busy time, a capture
     const stall = report.lag.events.find((e) => e.stack?.some((f) => f.functionName === 'blocker'));
     assert.ok(stall, JSON.stringify(report.lag.events));
     assert.ok(stall.stackTakenAfterMs > 0 && stall.stackTakenAfterMs < stall.lagMs, `taken ${stall.stackTakenAfterMs} ms into a stall of ${stall.lagMs}`);
+    assert.strictEqual(report.heap.startUp, null, 'the app\'s start-up ended before the capture (perf_hooks says, not the fake)');
     assert.strictEqual(clock.countTimers(), 0);
   } finally {
     clock.uninstall();
