@@ -23,7 +23,7 @@ const ENV = {
   RLOOP_WINDOW_MS: 'ELU window (default 1000)',
   RLOOP_LAG_THRESHOLD: 'ms of blocked loop that make a stall (default 50); 0 turns lag off',
   RLOOP_IO_THRESHOLD: 'ms an I/O operation takes to be slow (default 500); "off" turns I/O tracking off',
-  RLOOP_METRICS_PORT: 'serve Prometheus metrics on 127.0.0.1 at this port (docs/metrics.md); alone, without a capture variable, no capture runs',
+  RLOOP_METRICS_PORT: 'serve Prometheus metrics on 127.0.0.1 at this port (docs/metrics.md; a cluster\'s worker N at the port + N); alone, without a capture variable, no capture runs',
   RLOOP_AUTO_SCOPES: 'automatic scopes, comma-separated: http, timers (default both), or "off"',
 };
 
