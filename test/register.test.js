@@ -186,7 +186,7 @@ test('in a cluster, the primary serves metrics at RLOOP_METRICS_PORT and worker 
     } else {
       const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1', async () => {
         await get('http://127.0.0.1:' + server.address().port + '/worker-' + cluster.worker.id);
-        setTimeout(() => process.send('ready'), 1200); // a window closes: the scope is in the metrics
+        setTimeout(() => process.send('ready'), 2000); // a window closes: the scope is in the metrics
       });
     }`);
   const r = runApp(['-r', 'rloop/register'], { RLOOP_METRICS_PORT: String(port) }, [app]);
