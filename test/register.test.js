@@ -184,7 +184,8 @@ test('in a cluster, the primary serves metrics at RLOOP_METRICS_PORT and worker 
         for (const w of workers) w.kill();
       });
     } else {
-      const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1', async () => {
+      // exclusive: a worker's own port (a shared one is served by the workers in turn).
+      const server = http.createServer((req, res) => res.end('ok')).listen({ port: 0, host: '127.0.0.1', exclusive: true }, async () => {
         await get('http://127.0.0.1:' + server.address().port + '/worker-' + cluster.worker.id);
         setTimeout(() => process.send('ready'), 2000); // a window closes: the scope is in the metrics
       });
