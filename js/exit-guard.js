@@ -51,11 +51,11 @@ function install() {
   if (isMainThread) process.on('removeListener', onRemoved);
   // Natively, not with process.on(): a JS listener would replace the default action and run
   // only when the loop turns (a looping app would no longer die on Ctrl-C). Signals the app
-  // listens to are its own: if it then exits, 'exit' writes the reports. Each capturing thread
-  // arms for itself (a worker's signal listeners are not the process's: the addon tells the
-  // main thread's apart).
+  // listens to are its own, until its last listener goes: if it exits meanwhile, 'exit' writes
+  // the reports. Each capturing thread arms for itself; the addon tells the app's listeners by
+  // the action in place (a worker cannot count the main thread's).
   try {
-    native.armSignals(threadId, isMainThread ? SIGNALS.filter((s) => process.listenerCount(s) === 0) : SIGNALS, finishAll);
+    native.armSignals(threadId, SIGNALS, finishAll);
   } catch {
     // No native signal handling to be had: a signal ends the process without the reports.
   }

@@ -88,8 +88,9 @@ fn apps(action: &libc::sigaction) -> bool {
     action.sa_sigaction == libc::SIG_IGN || (!ours(action) && action.sa_sigaction != libc::SIG_DFL && action.sa_flags & libc::SA_RESTART != 0)
 }
 
-/// Listens for `signals` (a subset of SIGNALS) natively, with `finisher` writing the reports of
-/// thread `thread_id` (replacing the one it had).
+/// Listens for `signals` (a subset of SIGNALS) natively, but for those the app listens to (until
+/// its last listener goes: `rearm`), with `finisher` writing the reports of thread `thread_id`
+/// (replacing the one it had).
 pub fn arm(thread_id: u32, signals: &[c_int], finisher: Finisher) -> std::io::Result<()> {
     start_thread()?;
     let mut armed = ARMED.lock();
@@ -97,8 +98,12 @@ pub fn arm(thread_id: u32, signals: &[c_int], finisher: Finisher) -> std::io::Re
     a.finishers.retain(|(t, _)| *t != thread_id);
     a.finishers.push((thread_id, finisher));
     for &sig in signals {
-        if !a.wanted.contains(&sig) && !apps(&current(sig)) {
-            a.wanted.push(sig);
+        if a.wanted.contains(&sig) {
+            continue;
+        }
+        // One the app listens to now is its own; wanted all the same, for when its last listener goes.
+        a.wanted.push(sig);
+        if !apps(&current(sig)) {
             a.previous.push((sig, install(sig)));
         }
     }
