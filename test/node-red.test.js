@@ -61,6 +61,7 @@ async function windows(http, count, from = () => true) {
 }
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const points = (ws, id) => mean(ws.map((w) => (w.nodes[id]?.elu ?? 0) * 100));
 
 /**
@@ -114,8 +115,10 @@ for (const rt of RUNTIMES) {
           for (let i = 0; i + 1 < halves.length; i += 2) {
             if (halves[i + 1][0] > ws[0].start && halves[i + 1][0] <= ws.at(-1).end) own.push(halves[i][1] + halves[i + 1][1]);
           }
-          const median = own.sort((a, b) => a - b)[own.length >> 1];
-          assert.ok(Math.abs(mean(fa.map((n) => n.p50Ms)) - median) <= 1.5, `A's work measured ${median} ms a message: ${JSON.stringify(fa)}`);
+          // By the windows' median: on a loaded machine a window of one or two messages may hold a
+          // descheduled one (p50 17 and 47 ms seen where the work measured 10).
+          const ownMs = median(own);
+          assert.ok(Math.abs(median(fa.map((n) => n.p50Ms)) - ownMs) <= 1.5, `A's work measured ${ownMs} ms a message: ${JSON.stringify(fa)}`);
           assert.match(fa[0].worst[0].msgid, /^[0-9a-f]{16}$/);
           const served = ws.reduce((s, w) => s + (w.nodes.hin?.messages ?? 0), 0);
           assert.ok(Math.abs(served - inSpan(spent.fh)) <= Math.max(2, 0.2 * inSpan(spent.fh)), `http in: one message a request (${served}, H ran ${inSpan(spent.fh)})`);
