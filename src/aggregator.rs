@@ -80,6 +80,8 @@ pub struct Aggregator {
     window_start: f64,
     /// When the current window is due: on a fixed schedule, however late the last close came.
     due: f64,
+    /// A close is begun and its window not yet kept (it is built outside the lock).
+    closing: bool,
     seq: u64,
     totals: Vec<Reading>,
     history: VecDeque<Arc<Window>>,
@@ -100,6 +102,7 @@ impl Aggregator {
             retired: Retired::default(),
             window_start: now,
             due: now + cfg.window_ms,
+            closing: false,
             seq: 0,
             totals: vec![Reading::default(); FIRST_SCOPE],
             history: VecDeque::new(),
@@ -213,6 +216,7 @@ impl Aggregator {
         let next = self.due + self.cfg.window_ms;
         self.due = if now >= self.due && next > now { next } else { now + self.cfg.window_ms };
         self.seq += 1;
+        self.closing = true;
         pending
     }
 
@@ -220,6 +224,7 @@ impl Aggregator {
     /// pushed out (to be dropped outside the lock): beyond `history` windows, or beyond
     /// `HISTORY_BYTES` (the newest window always stays).
     pub fn close_end(&mut self, window: Window) -> (Arc<Window>, Vec<Arc<Window>>) {
+        self.closing = false;
         self.history_bytes += window.heap_bytes();
         let window = Arc::new(window);
         self.history.push_back(window.clone());
@@ -258,6 +263,16 @@ impl Aggregator {
     /// When the current window is due to close.
     pub fn due(&self) -> f64 {
         self.due
+    }
+
+    /// When the next window will be in the history: now, while one is being built (a reader
+    /// that waited for `due()` would otherwise wait a whole window more and get two at once).
+    pub fn next_kept(&self) -> f64 {
+        if self.closing {
+            self.window_start
+        } else {
+            self.due
+        }
     }
 
     pub fn last(&self) -> Option<Arc<Window>> {
@@ -559,6 +574,21 @@ mod tests {
         let many = a.close_begin(&l, t + 1.0);
         assert_eq!(many.charges.len(), c.key_slots + 1, "every key slot was charged, and unattributed");
         assert!(crate::registry::lasting(many.scratch_bytes()) >= c.key_slots * 80, "{} bytes", many.scratch_bytes());
+    }
+
+    #[test]
+    fn a_close_being_built_is_due_now() {
+        let c = Config { window_ms: 10.0, ..cfg() };
+        let m = Memory::new(c.slots());
+        let l = m.ledger();
+        let mut a = Aggregator::new(c, 0.0);
+        assert_eq!(a.next_kept(), 10.0);
+        let pending = a.close_begin(&l, 10.5);
+        assert_eq!(a.due(), 20.0);
+        assert_eq!(a.next_kept(), 10.5, "the window closed at 10.5 is not in the history yet");
+        a.close_end(pending.finish(None));
+        assert_eq!(a.next_kept(), 20.0);
+        assert_eq!(a.history().count(), 1);
     }
 
     #[test]

@@ -277,10 +277,11 @@ impl NativeMonitor {
         Ok(self.shared.take_recording(id))
     }
 
-    /// When the current window is due to close, in `performance.now()` ms of this thread.
+    /// When the next window is in the history, in `performance.now()` ms of this thread: when the
+    /// current one is due to close, or now while a close is being built.
     #[napi(catch_unwind)]
     pub fn next_due(&self) -> Result<f64> {
-        self.live(|agg, _, _| agg.due())
+        self.live(|agg, _, _| agg.next_kept())
     }
 
     /// The `seq` of the last complete window (0 before the first).
