@@ -5,8 +5,8 @@
 //   setTimeout) inherits the key. A message without _msgid (an inject timer's) has no key.
 //   Binding a key costs as much as the rest of a delivery's attribution, so past `keyed` messages
 //   a window a node's messages are keyed in a uniform sample (every n-th, n from the node's last
-//   window): per-message percentiles and worst messages then come from that sample; busy time is
-//   always all of it.
+//   window; in a window after one of at most `keyed`, the first `keyed`): per-message percentiles
+//   and worst messages then come from that sample; busy time is always all of it.
 // - Deliveries that run inside their caller (runtimeSyncDelivery, link out → link in, link call,
 //   catch/status/complete) hand back to the caller at postReceive: time is exclusive.
 // - A send from code charged to no one (http in, which has no onReceive; a server's callback) is
@@ -73,7 +73,10 @@ class Attribution {
     let node = this.#nodes.get(id);
     if (node === undefined) this.#nodes.set(id, (node = { name: `node:${id}`, messages: 0, total: 0, every: 1 }));
     node.total++;
-    const keyed = ++node.messages % node.every === 0 && msgid !== undefined;
+    // Until a window says the node's rate (the first, or one after an idle window) the first
+    // `keyed` messages, not every one: a burst would otherwise key all it brings.
+    const n = ++node.messages;
+    const keyed = msgid !== undefined && (node.every === 1 ? n <= this.#keyed : n % node.every === 0);
     return rloop.enter(node.name, keyed ? { key: `${msgid}:${id}` } : undefined);
   }
 }

@@ -15,7 +15,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { nodeRedFor, sleep } = require('./helpers');
-const { attributionFlows } = require('./fixtures/node-red-flows');
+const { attributionFlows, burstFlows } = require('./fixtures/node-red-flows');
 const { RUNTIMES, spawnNodeRed, workPoints } = require('./fixtures/node-red-embed');
 const { assertValidReport } = require('./report');
 const startup = require('../node-red/startup');
@@ -157,6 +157,25 @@ for (const rt of RUNTIMES) {
         const { body } = await http('GET', '/rloop/history');
         const served = body.windows.filter((w) => w.start >= from).reduce((s, w) => s + (w.nodes.hin?.messages ?? 0), 0);
         assert.ok(served >= SENT - 1 && served <= SENT, `http in: ${served} messages for ${SENT} requests`);
+      });
+    });
+
+    // A node's rate is not known in its first window, nor after an idle one: a burst there is
+    // keyed up to the budget, not as a whole (binding a key per message is the plugin's largest
+    // cost per delivery). Its messages are all counted.
+    test('a burst is keyed up to `keyed`, in a first window and after an idle one', { timeout: 90_000 }, async () => {
+      const BURST = 300;
+      const KEYED = 20;
+      await withNodeRed({ node, nodeRed, flows: burstFlows(BURST), settings: { rloop: { windowMs: 250, keyed: KEYED } } }, async (http) => {
+        await windows(http, 1);
+        for (let i = 0; i < 2; i++) {
+          assert.equal((await http('POST', '/inject/bin')).status, 200);
+          await sleep(1000); // its window, and idle ones, close
+        }
+        const sink = (await http('GET', '/rloop/history')).body.windows.map((w) => w.nodes.bsink).filter((n) => n !== undefined && n.messages > 0);
+        assert.equal(sink.reduce((s, n) => s + n.messages, 0), 2 * BURST, JSON.stringify(sink));
+        for (const n of sink) assert.ok(n.keyed <= KEYED, `${n.keyed} of ${n.messages} messages keyed: ${JSON.stringify(sink)}`);
+        assert.ok(sink.reduce((s, n) => s + n.keyed, 0) >= 2 * KEYED, JSON.stringify(sink));
       });
     });
 
