@@ -12,8 +12,9 @@
 // (js/ring.js) only saves looking it up.
 //
 // Where AsyncLocalStorage runs on AsyncContextFrame (Node ≥ 24 by default), the scope travels
-// in a store of rloop's own instead, entered by enter() and restore(): V8 carries it to every
-// continuation with no `init` hook, which is most of the cost of an await (bench/acf.md).
+// in a store of rloop's own instead, entered by enter() and restore() (js/frames.js, which
+// copies no frame where it can): V8 carries it to every continuation with no `init` hook, which
+// is most of the cost of an await (bench/acf.md).
 // `before` reads the store; only handles created before any JS runs (accepted connections)
 // and handles handed to another scope by retag() are found in the ring.
 
@@ -23,6 +24,7 @@ const { now } = require('./clock');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 const { SINCE, WAKE, WANT, OVERFLOWED, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
 const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
+const frames = require('./frames');
 
 let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
 
@@ -40,6 +42,8 @@ class Context {
     this.gen = gen;
     this.epoch = epoch;
     this.automatic = false; // a scope an automatic-scope adapter gave (js/auto/): any scope of the app's wins
+    this.from = frames.NEVER; // the frame this context was last entered from, and the one made then (js/frames.js)
+    this.frame = undefined;
   }
 }
 
@@ -65,6 +69,7 @@ let timerContext = null; // (resource) -> context of a timer created outside any
 const NO_STORE = { getStore() {}, enterWith() {} };
 let store = NO_STORE; // rloop's own AsyncLocalStorage while the scope travels by AsyncContextFrame
 let tagged = false; // whether a resource was tagged while it does: only then can an unscoped callback have a tag
+let slow = false; // tagged, or js/frames.js still learning: `before` takes the long way
 
 // The AsyncLocalStorage built on async hooks propagates in an init hook of its own (_propagate);
 // the one on AsyncContextFrame has none. Read, never run: running it would enable that hook.
@@ -165,6 +170,15 @@ function before(asyncId) {
 // A callback's context by AsyncContextFrame: its store; a handle tagged by a link or retag()
 // wins, and is entered so that what its callback creates inherits it.
 function beforeFramed(asyncId) {
+  if (slow) return beforeSlow(asyncId);
+  begin((depth === 0 ? store.getStore() : nestedContext()) ?? ROOT);
+}
+
+function beforeSlow(asyncId) {
+  if (frames.learning()) {
+    frames.learn(executionAsyncResource());
+    slow = tagged || frames.learning();
+  }
   if (tagged) return beforeTagged(asyncId);
   begin((depth === 0 ? store.getStore() : nestedContext()) ?? ROOT);
 }
@@ -178,7 +192,7 @@ function beforeTagged(asyncId) {
 
 /** A tag's context, entered for the rest of the callback (Node restores the frame after it). */
 function entered(ctx) {
-  if ((store.getStore() ?? ROOT) !== ctx) frame(ctx);
+  if (store !== NO_STORE && (store.getStore() ?? ROOT) !== ctx) frames.put(ctx);
   return ctx;
 }
 
@@ -191,11 +205,6 @@ function nestedContext() {
   frameKey ??= Object.getOwnPropertySymbols(r).find((s) => s.description === 'context_frame');
   if (frameKey === undefined || !Object.hasOwn(r, frameKey)) return store.getStore();
   return r[frameKey]?.get(store);
-}
-
-/** Enters `ctx` in the store; unattributed is no store, as outside every scope(). */
-function frame(ctx) {
-  store.enterWith(ctx === ROOT ? undefined : ctx);
 }
 
 function begin(ctx) {
@@ -271,7 +280,7 @@ const timerHook = createHook({ init: initTimer });
 function initTimer(asyncId, type, triggerAsyncId, resource) {
   if (type !== 'Timeout' || store.getStore() !== undefined) return;
   resource[tag] = timerContext(resource);
-  tagged = true;
+  tagged = slow = true;
 }
 
 // A connection accepted by a server opened in a scope: published in the server's store, but
@@ -300,7 +309,9 @@ function install(ledger, slots, want) {
   Atomics.store(R, 0, 0); // the code running now (the caller of start()) is unattributed busy time
   if (FRAMES) {
     store = new AsyncLocalStorage(); // new per monitor, like the tag
+    frames.use(store, ROOT);
     tagged = false;
+    slow = true; // until js/frames.js learnt
     dc.subscribe('net.server.socket', accepted);
     framedHook.enable();
   } else hook.enable();
@@ -312,6 +323,7 @@ function uninstall() {
   timerHook.disable();
   if (store !== NO_STORE) dc.unsubscribe('net.server.socket', accepted);
   store = NO_STORE;
+  frames.use(NO_STORE, ROOT); // keeps no frame of the app's
   L = IDLE;
   R = IDLE_R;
   onWant = null;
@@ -345,7 +357,7 @@ function retag(resource, asyncId, ctx) {
   resource[tag] = ctx;
   ringIds[i] = asyncId;
   ringCtx[i] = ctx;
-  tagged = true;
+  tagged = slow = true;
   return prev;
 }
 
@@ -363,7 +375,7 @@ function run(ctx, fn, thisArg, args) {
 function enter(ctx) {
   const prev = cur;
   cur = ctx;
-  if (store !== NO_STORE) frame(ctx);
+  if (store !== NO_STORE) frames.enter(ctx, prev);
   const slot = slotOf(ctx);
   L[CALLS + slot]++;
   if (R[0] !== slot) charge(slot);
@@ -376,7 +388,7 @@ function enter(ctx) {
  */
 function restore(ctx) {
   cur = ctx.epoch === epoch ? ctx : ROOT;
-  if (store !== NO_STORE) frame(cur);
+  if (store !== NO_STORE) frames.restore(cur);
   const slot = slotOf(cur);
   if (R[0] !== slot) charge(slot);
 }

@@ -129,6 +129,125 @@ test('every kind of callback runs in the scope that started it', async () => {
   }
 });
 
+// js/frames.js: with Node's AsyncContextFrame class learnt (from a frame a resource carries), an
+// entry reuses the frame it made from the same frame before, and a restore() puts back the frame
+// its entry replaced, instead of copying the frame each time. A timer keeps the frame it was
+// created in: that shows which frame was in force.
+const NO_FRAMES = !hooks.FRAMES && 'the scope travels by the init hook here: no frame is entered';
+const frameOf = (timer) => timer[Object.getOwnPropertySymbols(timer).find((s) => s.description === 'kAsyncContextFrame')];
+
+/** `fn()` in a callback whose resource carries a frame (a scope's immediate), as Node-RED's deliveries run. */
+function inFramedCallback(fn) {
+  return new Promise((resolve, reject) => rloop.scope('host', () => setImmediate(() => {
+    try {
+      rloop.scope('learn', () => {}); // where js/frames.js learns the class
+      resolve(fn());
+    } catch (e) {
+      reject(e);
+    }
+  })));
+}
+
+test('an entry copies no frame where the copy would change nothing', { skip: NO_FRAMES }, async () => {
+  const mon = rloop.start({ lag: false, io: false });
+  const timers = [];
+  const ran = [];
+  const timer = (what) => {
+    const t = setTimeout(() => ran.push([what, rloop.current().scope]), 1);
+    timers.push(t);
+    return frameOf(t);
+  };
+  try {
+    const seen = await inFramedCallback(() => {
+      const before = timer('before');
+      const inA = [rloop.scope('a', () => timer('a, first')), rloop.scope('a', () => timer('a, again'))];
+      const afterScopes = timer('after the scopes');
+      const prev = rloop.enter('b');
+      const inB = timer('b');
+      rloop.restore(prev);
+      return { before, inA, afterScopes, inB, afterRestore: timer('after restore') };
+    });
+    assert.strictEqual(seen.inA[0], seen.inA[1], "the frame made for 'a' from this frame, reused");
+    assert.notStrictEqual(seen.inA[0], seen.before);
+    assert.strictEqual(seen.afterScopes, seen.before, 'each scope() put back the frame it replaced');
+    assert.notStrictEqual(seen.inB, seen.before);
+    assert.strictEqual(seen.afterRestore, seen.before, 'restore() put back the frame enter() replaced');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepStrictEqual(ran, [['before', 'host'], ['a, first', 'a'], ['a, again', 'a'], ['after the scopes', 'host'], ['b', 'b'], ['after restore', 'host']]);
+    // The same in every kind of callback, and the app's stores as without rloop, from frames seen before.
+    const stores = await appStores();
+    assert.deepStrictEqual(await inFramedCallback(appStores), stores);
+    assert.deepStrictEqual(await inFramedCallback(appStores), stores);
+  } finally {
+    timers.forEach(clearTimeout);
+    mon.stop();
+  }
+});
+
+test("an app's store changed inside an entry stays changed past it, as without rloop", { skip: NO_FRAMES }, async () => {
+  const als = new AsyncLocalStorage();
+  const run = () => inFramedCallback(() => als.run('app', () => {
+    const seen = [];
+    rloop.scope('a', () => als.disable()); // deletes the store from the frame in force
+    seen.push(als.getStore());
+    als.enterWith('again');
+    const prev = rloop.enter('b');
+    als.enterWith('inside');
+    rloop.restore(prev);
+    seen.push(als.getStore());
+    return seen;
+  }));
+  const without = await new Promise((resolve) => setImmediate(() => resolve(als.run('app', () => {
+    const seen = [];
+    als.disable();
+    seen.push(als.getStore());
+    als.enterWith('again');
+    als.enterWith('inside');
+    seen.push(als.getStore());
+    return seen;
+  }))));
+  assert.deepStrictEqual(without, [undefined, 'inside']);
+  const mon = rloop.start({ lag: false, io: false });
+  try {
+    assert.deepStrictEqual(await run(), without);
+    assert.deepStrictEqual(await run(), without);
+  } finally {
+    mon.stop();
+  }
+});
+
+test("entries keep no frame of the app's alive past their end", { skip: NO_FRAMES }, async () => {
+  const als = new AsyncLocalStorage();
+  const collected = async (refs) => {
+    await new Promise((resolve) => setImmediate(resolve)); // WeakRef targets stay until the job ends
+    global.gc();
+    return refs.map((r) => r.deref() === undefined);
+  };
+  const mon = rloop.start({ lag: false, io: false });
+  try {
+    // Each entry ended by its restore.
+    const ended = await inFramedCallback(() => [1, 2, 3].map((i) => {
+      const data = { i, payload: new Array(1000).fill(i) };
+      als.run(data, () => {
+        rloop.scope('a', () => {});
+        rloop.restore(rloop.enter('b'));
+      });
+      return new WeakRef(data);
+    }));
+    assert.deepStrictEqual(await collected(ended), [true, true, true]);
+    // An entry the callback's end leaves (Node puts the frame back), until the next entry.
+    const left = await inFramedCallback(() => {
+      const data = { payload: new Array(1000).fill(0) };
+      als.run(data, () => rloop.enter('left entered'));
+      rloop.scope('a', () => {});
+      return [new WeakRef(data)];
+    });
+    assert.deepStrictEqual(await collected(left), [true]);
+  } finally {
+    mon.stop();
+  }
+});
+
 test('the attribution tests pass in the other mode too', (t) => {
   if (IN_OTHER_MODE) return assert.strictEqual(hooks.FRAMES, MAJOR < 24, 'this run is the other mode');
   if (OTHER === null) return assert.strictEqual(hooks.FRAMES, false, 'Node 20 has one mode: the init hook');
