@@ -5,6 +5,7 @@
 // medians over rounds (method: /work/shared/DESIGN.md §7).
 //
 //   node bench/node-red.js [--rounds N] [--seconds S] [--configs a,b] [--node-red DIR] [--out DIR] [--quick]
+//   node bench/node-red.js --instructions [--messages N] [--configs a,b] [--node-red DIR] [--out DIR]
 //
 // Configurations: `none` (rloop not installed), `on` (the plugin, attribution on), `off` (the
 // plugin installed, `rloop: { enabled: false }`), `core` (the plugin off, the application runs
@@ -15,6 +16,10 @@
 // three Node-RED hooks left empty. `--configs a,b` picks some (`none` always runs: the ratios
 // are to it).
 // Prints a table; raw samples and the environment go to bench/results/node-red-<time>.json.
+// `--instructions`: instructions per message instead (valgrind, as bench/instructions.js counts
+// them: the slope between N / 4 and N messages, default 8 000, Node on one thread). Everything
+// runs ≈ 40× slower under valgrind, so the plugin's `keyed` budget is scaled to match: 10 a
+// window keys about the share of messages that 500 keys at full speed (≈ 15 000 a second).
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -40,6 +45,7 @@ const CONFIGS = {
 };
 const IN_FLIGHT = 200; // messages between the inject and the debug node at any time
 const WARMUP_MS = 1500;
+const VALGRIND_KEYED = 10;
 
 // Flow nodes need x and y: without them Node-RED takes a node for a config node.
 const FLOWS = [
@@ -52,23 +58,31 @@ const FLOWS = [
   { id: 'dbg', type: 'debug', z: 't1', x: 1000, y: 60, active: false, wires: [] },
 ];
 
-/** One sample, in this (fresh) process: messages per second through the flow. */
-async function child(config, seconds, nodeRed) {
+/**
+ * One sample, in this (fresh) process: messages per second through the flow; with `messages`,
+ * it exits once that many went through (counted from outside, by valgrind).
+ */
+async function child(config, seconds, nodeRed, messages) {
   const { startNodeRed } = require('../test/fixtures/node-red-embed');
   const { plugin, settings, monitor, floor, redHooks } = CONFIGS[config];
   if (monitor) require('..').start();
   if (floor) require('./configs').CONFIGS[floor].setup(); // the same hooks as bench/run.js's
-  const { RED } = await startNodeRed({ nodeRed, flows: FLOWS, plugin, settings });
+  const scaled = messages && settings.rloop?.enabled !== false ? { rloop: { ...settings.rloop, keyed: VALGRIND_KEYED } } : {};
+  const { RED } = await startNodeRed({ nodeRed, flows: FLOWS, plugin, settings: { ...settings, ...scaled } });
   if (redHooks) for (const hook of ['onReceive', 'postReceive', 'onSend']) RED.hooks.add(`${hook}.bench`, (event) => {}); // one argument: a hook of two waits for its callback
   const inject = RED.nodes.getNode('inj');
   let sent = 0;
   let done = 0;
-  RED.nodes.getNode('dbg').on('input', () => done++);
+  const total = messages ?? Infinity;
+  RED.nodes.getNode('dbg').on('input', () => {
+    if (++done === total) process.exit(0);
+  });
   const drive = () => {
-    for (; sent - done < IN_FLIGHT; sent++) inject.receive({});
-    setImmediate(drive);
+    for (; sent - done < IN_FLIGHT && sent < total; sent++) inject.receive({});
+    if (sent < total) setImmediate(drive);
   };
   drive();
+  if (messages) return;
   await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
   const from = done;
   const t0 = process.hrtime.bigint();
@@ -87,6 +101,35 @@ function sample(config, seconds, nodeRed) {
   return JSON.parse(p.stdout.trim().split('\n').pop());
 }
 
+/** Instructions of a run of `messages` messages through the flow (start-up included). */
+function count(config, messages, nodeRed) {
+  const node = [process.execPath, '--single-threaded', __filename, '--child', config, '--messages', String(messages), ...(nodeRed ? ['--node-red', nodeRed] : [])];
+  const p = spawnSync('valgrind', ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', ...node], { encoding: 'utf8', timeout: 30 * 60e3, maxBuffer: 64e6 });
+  if (p.error?.code === 'ENOENT') throw new Error('valgrind is not installed (Debian package valgrind)');
+  const refs = /I\s+refs:\s+([\d,]+)/.exec(p.stderr ?? '');
+  if (p.status !== 0 || !refs) throw new Error(`${config} under valgrind failed (exit ${p.status} ${p.signal ?? ''}):\n${p.stderr.slice(-4000)}`);
+  return Number(refs[1].replaceAll(',', ''));
+}
+
+/** Instructions per message of each configuration, and the ratio to `none`'s. */
+function instructions(names, messages, nodeRed, out) {
+  const fp = fingerprint({ messages, nodeRed: nodeRed ?? 'devDependency', inFlight: IN_FLIGHT, keyed: VALGRIND_KEYED, method: 'valgrind --tool=cachegrind --cache-sim=no, node --single-threaded, slope between two sizes' });
+  const per = {};
+  for (const c of names) {
+    const small = count(c, messages / 4, nodeRed);
+    const large = count(c, messages, nodeRed);
+    per[c] = { small, large, perMessage: (large - small) / (messages * 0.75) };
+    console.error(`${c}: ${Math.round(per[c].perMessage)} instructions a message`);
+  }
+  console.log(`Node-RED on Node ${process.version}: inject → 5 Function nodes → inactive debug; instructions a message (valgrind), slope over ${messages / 4}…${messages} messages`);
+  console.log('config   instructions a message   × none');
+  for (const c of names) console.log(`${c.padEnd(8)} ${String(Math.round(per[c].perMessage)).padStart(22)}   ${(per[c].perMessage / per.none.perMessage).toFixed(3)}`);
+  fs.mkdirSync(out, { recursive: true });
+  const file = path.join(out, `node-red-instructions-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, `${JSON.stringify({ fingerprint: fp, perMessage: per }, null, 2)}\n`);
+  console.error(`counts: ${file}`);
+}
+
 function main() {
   const { values: o } = parseArgs({
     options: {
@@ -97,14 +140,19 @@ function main() {
       quick: { type: 'boolean', default: false },
       out: { type: 'string', default: path.join(__dirname, 'results') },
       child: { type: 'string' },
+      instructions: { type: 'boolean', default: false },
+      messages: { type: 'string' },
     },
   });
   const seconds = Number(o.seconds ?? (o.quick ? 1 : 4));
   const nodeRed = o['node-red'] && path.resolve(o['node-red']);
-  if (o.child) return child(o.child, seconds, nodeRed);
+  const messages = o.messages === undefined ? undefined : Number(o.messages);
+  if (o.child) return child(o.child, seconds, nodeRed, messages);
+  if (messages !== undefined && !(Number.isInteger(messages) && messages >= 400 && messages % 4 === 0)) throw new RangeError(`--messages must be a multiple of 4 and at least 400, got ${o.messages}`);
 
-  const rounds = Number(o.rounds ?? (o.quick ? 1 : 7));
   const names = o.configs ? ['none', ...list(o.configs, CONFIGS, 'configuration').filter((c) => c !== 'none')] : Object.keys(CONFIGS);
+  if (o.instructions) return instructions(names, messages ?? 8000, nodeRed, o.out);
+  const rounds = Number(o.rounds ?? (o.quick ? 1 : 7));
   const fp = fingerprint({ rounds, seconds, nodeRed: nodeRed ?? 'devDependency', inFlight: IN_FLIGHT });
   if (fp.loadavg[0] > fp.cores / 2) console.error(`warning: load average ${fp.loadavg[0].toFixed(2)} is above half the ${fp.cores} cores: expect noise`);
   const samples = [];

@@ -256,6 +256,28 @@ test('start-up attribution: internals of an unknown Node-RED give one warning, t
   assert.deepEqual(['4.0.9', '4.1.0', '4.1.15-git', '5.0.7', '6.0.0'].map(startup.supported), [false, true, true, true, false]);
 });
 
+// Under valgrind Node-RED starts in ≈ 30 s: four runs, on the newest Node line only.
+test('bench/node-red.js --instructions counts instructions a message: a slope over two sizes', { timeout: 600_000, skip: (RUNTIMES.length === 0 || Number(process.versions.node.split('.')[0]) < 26) && 'the newest Node line only' }, () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-bench-node-red-'));
+  const bench = path.join(__dirname, '..', 'bench', 'node-red.js');
+  try {
+    const nodeRed = nodeRedFor(RUNTIMES.at(-1).nodeRed);
+    const table = execFileSync(process.execPath, [bench, '--instructions', '--messages', '400', '--configs', 'on', '--node-red', nodeRed, '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const [file] = fs.readdirSync(out);
+    const { fingerprint, perMessage } = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
+    assert.match(fingerprint.options.method, /cachegrind.*--single-threaded/);
+    assert.deepEqual(Object.keys(perMessage), ['none', 'on']);
+    for (const [c, p] of Object.entries(perMessage)) {
+      assert.equal(p.perMessage, (p.large - p.small) / 300, c);
+      assert.ok(p.perMessage > 10_000, `${c}: ${p.perMessage} instructions a message`);
+      assert.match(table, new RegExp(`^${c}\\s+${Math.round(p.perMessage)}\\s+${(p.perMessage / perMessage.none.perMessage).toFixed(3)}$`, 'm'));
+    }
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+  assert.throws(() => execFileSync(process.execPath, [bench, '--instructions', '--messages', '401'], { stdio: 'pipe' }), /--messages must be a multiple of 4 and at least 400, got 401/);
+});
+
 // With the newest Node-RED this line supports.
 test('bench/node-red.js --quick measures every configuration and writes its result', { timeout: 120_000, skip: RUNTIMES.length === 0 }, () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-bench-node-red-'));
