@@ -323,13 +323,20 @@ test('a timeline built from performance.now() matches a real profile', async () 
   const a = analyze(await p.stop(), { scopeTimeline: timeline });
   const scope = (name) => a.scopes.find((s) => s.name === name);
   const msOf = (name, fn) => scope(name).topFunctions.find((f) => f.functionName === fn)?.selfMs ?? 0;
+  // The heaviest function but the collector: JSON.parse's garbage is collected in its scope, and
+  // a collection waiting on a descheduled helper thread may outlast it.
+  const heaviest = (name) => scope(name).topFunctions.find((f) => f.functionName !== '(garbage collector)').functionName;
   // A sample on the boundary may fall either side; a misaligned clock would move many.
-  assert.strictEqual(scope('arithmetic').topFunctions[0].functionName, 'addUp');
+  assert.strictEqual(heaviest('arithmetic'), 'addUp');
   assert.ok(msOf('arithmetic', 'JSON.parse') < 1, JSON.stringify(scope('arithmetic')));
-  assert.strictEqual(scope('json').topFunctions[0].functionName, 'JSON.parse');
+  assert.strictEqual(heaviest('json'), 'JSON.parse');
   assert.ok(msOf('json', 'addUp') < 1, JSON.stringify(scope('json')));
-  // Each ran 100 ms (less is charged when a starved sampler leaves gaps nobody can attribute).
-  for (const name of ['arithmetic', 'json']) assert.ok(scope(name).ms < 110, `${name}: ${scope(name).ms} ms`);
+  // Each is charged at most the time the timeline held it, 100 ms or more where the process lost
+  // the CPU as the work ended (less where a starved sampler left gaps nobody can attribute).
+  for (const [i, name] of [[0, 'arithmetic'], [1, 'json']]) {
+    const heldMs = (timeline[i + 1][0] - timeline[i][0]) / 1000;
+    assert.ok(scope(name).ms <= heldMs + 0.5, `${name}: ${scope(name).ms} ms, held ${heldMs} ms`);
+  }
 });
 
 // Issue #11 §2: a function whose single calls stall the loop, though it holds well under half of

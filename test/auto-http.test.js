@@ -78,7 +78,7 @@ async function run(kind, prefix) {
     }
   };
   await Promise.all(Object.keys(ids).map(loop));
-  const work = JSON.parse(await get(port, '/quit', agent));
+  const { work, lostMs } = JSON.parse(await get(port, '/quit', agent));
   agent.destroy();
   const [code] = await once(app, 'exit');
   slow.close();
@@ -86,20 +86,26 @@ async function run(kind, prefix) {
   assert.strictEqual(stderr, '');
   const report = JSON.parse(fs.readFileSync(json, 'utf8'));
   assertValidReport(report);
-  return { report, work };
+  return { report, work, lostMs };
 }
 
-/** Each route's scope within TOLERANCE ELU points of the work it measured. */
-function assertRoutes({ report, work }, names) {
+/**
+ * Each route's scope within TOLERANCE ELU points of the work it measured, and of the time the
+ * busy loop lost the CPU outside that work: a route's framework code descheduled is charged to
+ * the route, which is right, but its work never measured it (a shared 2-core machine lost 400 ms
+ * of 8 s there).
+ */
+function assertRoutes({ report, work, lostMs }, names) {
   const duration = report.meta.durationMs;
   const points = (ms) => (ms / duration) * 100;
-  const seen = report.elu.scopes.map((s) => `${s.name} ${s.busyMs.toFixed(0)} ms`).join(', ') + ` work ${JSON.stringify(work)} unattributed ${report.elu.unattributed.busyMs.toFixed(0)} in ${duration}`;
+  const seen = report.elu.scopes.map((s) => `${s.name} ${s.busyMs.toFixed(0)} ms`).join(', ') + ` work ${JSON.stringify(work)} unattributed ${report.elu.unattributed.busyMs.toFixed(0)} in ${duration}, CPU lost outside work ${lostMs.toFixed(0)} ms`;
   for (const [route, name] of Object.entries(names)) {
     const scope = report.elu.scopes.find((s) => s.name === name);
     assert.ok(scope, `${name} is a scope (scopes: ${seen})`);
     assert.ok(work[route] > 100, `${route} did its work: ${JSON.stringify(work)} in ${duration} ms`);
     const diff = points(scope.busyMs) - points(work[route]);
-    assert.ok(Math.abs(diff) <= TOLERANCE, `${name}: ${points(scope.busyMs).toFixed(1)} points, its work ${points(work[route]).toFixed(1)} (scopes: ${seen})`);
+    const tolerance = TOLERANCE + points(lostMs);
+    assert.ok(Math.abs(diff) <= tolerance, `${name}: ${points(scope.busyMs).toFixed(1)} points, its work ${points(work[route]).toFixed(1)}, tolerance ${tolerance.toFixed(1)} (scopes: ${seen})`);
   }
   assert.ok(!JSON.stringify(report).includes('secret'), 'query strings never reach the report');
   const ids = /[\da-f]{8}-[\da-f]{4}-|\/\d{3,}|[\da-f]{24}/;
