@@ -49,6 +49,17 @@ const scenarios = {
     }
     return mon && (() => `scopesOverflowed ${mon.elu().scopesOverflowed}`);
   },
+  // names' names looked up in a Map, no scope(): what V8 charges any code that looks a
+  // million fresh names up (on Node 26 most of names' excess), as rloop does once a call.
+  async lookups() {
+    const known = new Map();
+    let found = 0;
+    for (let i = 0; i < 1_000_000; i++) {
+      if (known.get(`name-${i}`) !== undefined) found++;
+      if (i % 10_000 === 0) await null;
+    }
+    return `${found} found`;
+  },
   // 60 windows (the default history) of 100 ms, every name busy in each.
   async 'long-names'(mon) {
     const names = Array.from({ length: 10_000 }, (_, i) => `${i}`.padStart(256, 'n'));

@@ -3,13 +3,14 @@
 // same work), heap used and RSS after GC minus what they were before the work; prints the
 // deltas in MB and writes bench/results/memory-<time>.json with a fingerprint.
 //
-//   node bench/memory.js [--only churn,names,long-names,workers,capture] [--capture-ms N] [--options JSON]
+//   node bench/memory.js [--only churn,names,lookups,long-names,workers,capture] [--capture-ms N] [--options JSON]
 //
 // --options: more rloop.start() options, as JSON: what a part costs, by turning it off or down
 // ('{"lag":false}': no stack sampler; '{"keySlots":16}': a key ring of 16 slots).
 //
 // churn       10 M async operations in 12 000 keyed scopes (past maxScopes), 1 M distinct keys
 // names       1 M distinct scope names, 990 000 past maxScopes
+// lookups     names' names looked up in a Map, no scope(): V8's part of names' excess
 // long-names  10 000 scope names of 256 characters busy in every window of a full default history
 // workers     1 000 workers, each starting and stopping a monitor
 // capture     an Infinity capture at windowMs 10, 20 keyed scopes, 10 minutes (--capture-ms)
@@ -20,7 +21,7 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { fingerprint } = require('./fingerprint');
 
-const SCENARIOS = ['churn', 'names', 'long-names', 'workers', 'capture'];
+const SCENARIOS = ['churn', 'names', 'lookups', 'long-names', 'workers', 'capture'];
 const { values: o } = parseArgs({ options: { only: { type: 'string' }, 'capture-ms': { type: 'string', default: '600000' }, options: { type: 'string', default: '{}' }, child: { type: 'string' }, rloop: { type: 'string' } } });
 
 if (o.child) {
