@@ -13,7 +13,9 @@
 //   hold no app data and no key's context, so what they keep alive is bounded by maxScopes.
 // The class is Node's internal: it is learnt from a frame a resource carries (the first callbacks
 // of timers and immediates, and entries, look) and checked against what enterWith() does; where it
-// is not found every entry is an enterWith(), as before.
+// is not found every entry is an enterWith(), as before. A resource carries no frame until some
+// store was entered, so use() enters rloop's (holding no context, as outside every scope): what
+// the app makes from then on carries one, inside scopes or not.
 
 const { executionAsyncResource } = require('node:async_hooks');
 
@@ -39,6 +41,7 @@ let madeSize = 0;
 
 /** Enters contexts in `als` from now on, a store of its own per monitor; `root` is the unattributed context. */
 function use(als, root) {
+  als.enterWith(undefined);
   store = als;
   ROOT = root;
   root.from = NEVER; // its frame was made for another store
@@ -75,11 +78,9 @@ function enter(ctx, prev) {
 function restore(ctx) {
   if (Frames === null) return store.enterWith(valueOf(ctx));
   const now = Frames.current();
-  if (ctx === last && now === made && now.size === madeSize && (before?.size ?? 0) === beforeSize) {
-    Frames.set(before);
-    forget(); // keeps no app data past the entry
-    return;
-  }
+  const back = ctx === last && now === made && now.size === madeSize && (before?.size ?? 0) === beforeSize ? before : NEVER;
+  forget(); // keeps no app data, nor a key's context, past the entry, whichever it ends
+  if (back !== NEVER) return Frames.set(back);
   put(ctx, now);
 }
 

@@ -184,6 +184,28 @@ test('an entry copies no frame where the copy would change nothing', { skip: NO_
   }
 });
 
+// A fresh process: a resource carries no frame until some store was entered, and the test
+// runner may have entered one.
+test('the class is learnt from a timer the app made outside every scope, after start()', { skip: NO_FRAMES }, () => {
+  const script = `const rloop = require(${JSON.stringify(ROOT)});
+    const frameOf = ${frameOf};
+    const mon = rloop.start({ lag: false, io: false });
+    setTimeout(() => {
+      const frameIn = () => rloop.scope('a', () => {
+        const t = setTimeout(() => {});
+        const f = frameOf(t); // before clearTimeout(), which drops it
+        clearTimeout(t);
+        return f;
+      });
+      const [first, again] = [frameIn(), frameIn()];
+      console.log(JSON.stringify({ framed: typeof first === 'object', reused: first === again }));
+      mon.stop();
+    }, 1);`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.deepStrictEqual(JSON.parse(r.stdout), { framed: true, reused: true });
+});
+
 test("an app's store changed inside an entry stays changed past it, as without rloop", { skip: NO_FRAMES }, async () => {
   const als = new AsyncLocalStorage();
   const run = () => inFramedCallback(() => als.run('app', () => {
