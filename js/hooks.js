@@ -22,7 +22,7 @@ const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:
 const dc = require('node:diagnostics_channel');
 const { now } = require('./clock');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
-const { SINCE, WAKE, WANT, OVERFLOWED, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
+const { SINCE, WAKE, WANT, OVERFLOWED, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
 const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
 const frames = require('./frames');
 
@@ -425,11 +425,16 @@ function running() {
   return R[0];
 }
 
+/** The seq of the running monitor's open window (its addon stores it as it closes one); -1 with none. */
+function openWindow() {
+  return L[WINDOW];
+}
+
 /** The scope and key code running now is charged to: `{ scope, key }`, null outside any. */
 function current() {
   return { scope: cur.name, key: cur.key ?? null, automatic: (cur.scope ?? cur).automatic };
 }
 
 module.exports = {
-  FRAMES, ROOT, context, keyContext, isContext, newLedger, install, uninstall, atWake, run, enter, restore, countOverflow, running, current, recordTimeline, scopeTimers, retag,
+  FRAMES, ROOT, context, keyContext, isContext, newLedger, install, uninstall, atWake, run, enter, restore, countOverflow, running, openWindow, current, recordTimeline, scopeTimers, retag,
 };

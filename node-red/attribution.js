@@ -5,8 +5,12 @@
 //   setTimeout) inherits the key. A message without _msgid (an inject timer's) has no key.
 //   Binding a key costs as much as the rest of a delivery's attribution, so past `keyed` messages
 //   a window a node's messages are keyed in a uniform sample (every n-th, n from the node's last
-//   window; in a window after one of at most `keyed`, the first `keyed`): per-message percentiles
-//   and worst messages then come from that sample; busy time is always all of it.
+//   window; in a window after one of at most `keyed`, the first `keyed`), never more than `keyed`
+//   a window (a burst that starts late in one window is mostly in the next): per-message
+//   percentiles and worst messages then come from that sample; busy time is always all of it.
+// - A message counts in the window its delivery starts in, as the addon's watch thread closes
+//   them: a burst that blocks the loop across a close is counted with the time it took in each
+//   window, not all in the one whose close JS sees after it.
 // - Deliveries that run inside their caller (runtimeSyncDelivery, link out → link in, link call,
 //   catch/status/complete) hand back to the caller at postReceive: time is exclusive.
 // - A send from code charged to no one (http in, which has no onReceive; a server's callback) is
@@ -15,13 +19,18 @@
 // every handler. Charging goes through rloop's public enter()/restore(), on the running monitor.
 
 const rloop = require('..');
+const { openWindow } = require('../js/hooks');
 
 const PREV = Symbol('rloop.prev'); // on a receive event: what enter() returned, charged before it
 
 class Attribution {
   #RED;
   #keyed;
-  #nodes = new Map(); // node id -> { name: its scope, messages: this window's, total: since start, every: key every n-th }
+  // node id -> { name: its scope, window: the seq its counts are of, messages, keyed: in it,
+  // every: key every n-th, total: since start }
+  #nodes = new Map();
+  #closed = new Map(); // seq of a window JS has not taken yet -> node id -> messages in it
+  #taken = 0; // the last window taken
 
   constructor(RED, keyed) {
     this.#RED = RED;
@@ -44,11 +53,9 @@ class Attribution {
     this.#RED.hooks.remove('*.rloop');
   }
 
-  /** Deliveries per node id so far in this window. */
+  /** Deliveries per node id so far in the window open now. */
   messages() {
-    const m = new Map();
-    for (const [id, node] of this.#nodes) if (node.messages > 0) m.set(id, node.messages);
-    return m;
+    return this.#of(openWindow());
   }
 
   /** Deliveries per node id since attribution started: a capture's messages are the difference. */
@@ -58,26 +65,53 @@ class Attribution {
     return m;
   }
 
-  /** Deliveries per node id since the last call, for the window that just closed. */
-  takeMessages() {
-    const m = this.messages();
-    for (const node of this.#nodes.values()) {
-      node.every = Math.max(1, Math.ceil(node.messages / this.#keyed));
-      node.messages = 0;
-    }
+  /** Deliveries per node id in window `seq`, which closed: each window is taken once, in order. */
+  takeMessages(seq) {
+    const m = this.#of(seq);
+    for (const s of this.#closed.keys()) if (s <= seq) this.#closed.delete(s);
+    this.#taken = seq;
+    return m;
+  }
+
+  #of(seq) {
+    const m = new Map(this.#closed.get(seq));
+    for (const [id, node] of this.#nodes) if (node.window === seq && node.messages > 0) m.set(id, node.messages);
     return m;
   }
 
   /** Charges node `id` from now on, keyed by message if sampled; returns what was charged before. */
   #enter(id, msgid) {
     let node = this.#nodes.get(id);
-    if (node === undefined) this.#nodes.set(id, (node = { name: `node:${id}`, messages: 0, total: 0, every: 1 }));
+    if (node === undefined) this.#nodes.set(id, (node = { name: `node:${id}`, window: 0, messages: 0, keyed: 0, every: 1, total: 0 }));
     node.total++;
-    // Until a window says the node's rate (the first, or one after an idle window) the first
-    // `keyed` messages, not every one: a burst would otherwise key all it brings.
+    const w = openWindow();
+    if (node.window !== w) this.#roll(id, node, w);
     const n = ++node.messages;
-    const keyed = msgid !== undefined && (node.every === 1 ? n <= this.#keyed : n % node.every === 0);
-    return rloop.enter(node.name, keyed ? { key: `${msgid}:${id}` } : undefined);
+    if (msgid === undefined || node.keyed === this.#keyed || n % node.every !== 0) return rloop.enter(node.name);
+    node.keyed++;
+    return rloop.enter(node.name, { key: `${msgid}:${id}` });
+  }
+
+  /** Node `id`'s first delivery in window `w`: its counts of the last window it had are kept until taken. */
+  #roll(id, node, w) {
+    if (w < node.window) this.#restart(); // another monitor: the counts were of its windows
+    if (node.messages > 0 && node.window > this.#taken) {
+      let m = this.#closed.get(node.window);
+      if (m === undefined) this.#closed.set(node.window, (m = new Map()));
+      m.set(id, node.messages);
+    }
+    // The window before says the node's rate; after an idle one (or none), the first `keyed`
+    // messages are keyed, not every one: a burst would otherwise key all it brings.
+    node.every = node.window === w - 1 ? Math.max(1, Math.ceil(node.messages / this.#keyed)) : 1;
+    node.window = w;
+    node.messages = 0;
+    node.keyed = 0;
+  }
+
+  #restart() {
+    for (const node of this.#nodes.values()) Object.assign(node, { window: 0, messages: 0, keyed: 0, every: 1 });
+    this.#closed.clear();
+    this.#taken = 0;
   }
 }
 

@@ -22,7 +22,7 @@ class Live {
     this.#attribution = attribution;
     this.#history = history;
     this.#onWindow = (w) => {
-      const summary = this.#summarize(w, attribution.takeMessages());
+      const summary = this.#summarize(w, attribution.takeMessages(w.seq));
       this.#history.push(summary);
       if (this.#history.length > size) this.#history.shift();
       publish(summary);

@@ -216,6 +216,7 @@ impl Aggregator {
         let next = self.due + self.cfg.window_ms;
         self.due = if now >= self.due && next > now { next } else { now + self.cfg.window_ms };
         self.seq += 1;
+        ledger.open_window(self.seq + 1);
         self.closing = true;
         pending
     }
@@ -495,6 +496,7 @@ mod tests {
         let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
         assert_eq!(seqs, vec![3, 4, 5]);
         assert_eq!(a.due(), 6000.0);
+        assert_eq!(m.get(crate::ledger::WINDOW), 6.0, "JS reads the window open now");
     }
 
     #[test]

@@ -175,6 +175,7 @@ impl NativeMonitor {
         // SAFETY: `buffer` keeps the ArrayBuffer alive until `uv::detach`, which first makes
         // the view unreachable (Shared::detach, handle stopped).
         let ledger = unsafe { Ledger::from_raw(cells, slots) };
+        ledger.open_window(1);
         let shared = Shared::new(options.thread_id, clock, cfg, ledger, options.lag_threshold_ms);
         let attachment = unsafe { uv::attach(raw_env, shared.clone(), buffer)? };
         Ok(NativeMonitor { shared, attachment })

@@ -11,10 +11,13 @@
 //!   sampler at its next wake and clears it (js/hooks.js);
 //! - `OVERFLOWED`: entries into scope names past `maxScopes` that JS charged to `(other)`
 //!   without asking the addon (js/monitor.js), added to the addon's own count where it is read;
+//! - `WINDOW`: the `seq` of the window open now, stored by the watch thread as it closes one: the
+//!   Node-RED plugin counts a node's messages in the window each delivery starts in
+//!   (node-red/attribution.js), whenever JS gets to see that window closed;
 //! - `HEADER + slot`: cumulative busy milliseconds of each slot;
 //! - `HEADER + slots + slot`: cumulative callbacks of each slot.
 //!
-//! Only the monitored thread writes. Other threads read each cell as one aligned load, so a
+//! Only the monitored thread writes (but `WINDOW`, a value JS only reads). Other threads read each cell as one aligned load, so a
 //! value is never torn. A switch stores `SINCE` (and `WAKE`), the last slot's total, then
 //! `RUNNING`; a reader needs them from one switch: the new slot with the last interval's start
 //! would charge that interval twice, a stretch's first slot with the last stretch's wake would
@@ -58,7 +61,8 @@ pub const SINCE: usize = 1;
 pub const WAKE: usize = 2;
 pub const WANT: usize = 3;
 pub const OVERFLOWED: usize = 4;
-pub const HEADER: usize = 5;
+pub const WINDOW: usize = 5;
+pub const HEADER: usize = 6;
 
 /// Looks of `snapshot` for a settled reading (the writer's switch takes tens of ns).
 const TRIES: u32 = 8;
@@ -187,6 +191,12 @@ impl Ledger {
     /// Entries past `maxScopes` JS counted (see `OVERFLOWED`).
     pub fn overflowed(&self) -> u64 {
         self.get(OVERFLOWED) as u64
+    }
+
+    /// Window `seq` is open from now on (see `WINDOW`). Any thread: JS reads the cell as one
+    /// aligned load, and a small integer's f64 has all its bits in the cell's upper half.
+    pub fn open_window(&self, seq: u64) {
+        self.cell(WINDOW).store((seq as f64).to_bits(), Release)
     }
 
     /// Asks JS for a stack sampler (see `WANT`). Only the monitored thread may call this.
