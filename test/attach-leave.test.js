@@ -15,8 +15,9 @@ const { FIXTURES, startApp, ask, rloop, seen, assertLeftNothing } = require('./a
 
 const CJS = path.join(FIXTURES, 'app.cjs');
 
-test('a CLI killed with SIGKILL mid-capture: the target takes rloop out and closes the inspector it opened', async (t) => {
-  const app = await startApp(CJS);
+/** Kills the CLI mid-capture; the target, started with `args`, must take rloop out and close the inspector. */
+async function killedMidCapture(t, args) {
+  const app = await startApp(CJS, { args });
   t.after(() => app.kill());
   t.after(() => { if (app.exitCode !== null && app.exitCode !== 0) console.log(app.output); });
   const inspectorsBefore = listening(app.pid);
@@ -34,7 +35,12 @@ test('a CLI killed with SIGKILL mid-capture: the target takes rloop out and clos
   assert.deepStrictEqual(listening(app.pid), inspectorsBefore, `the inspector closed within ${boundMs} ms`);
   await assertLeftNothing(app, inspectorsBefore);
   assert.strictEqual(app.exitCode, null, 'the app runs on');
-});
+}
+
+test('a CLI killed with SIGKILL mid-capture: the target takes rloop out and closes the inspector it opened', (t) => killedMidCapture(t, []));
+
+// Its watchdog on the app's fake clock would never look: rloop and the inspector left in for good.
+test('the same in an app whose own fake timers replaced every timer (jest, sinon): the watchdog looks on real time', (t) => killedMidCapture(t, ['--fake-timers']));
 
 test('a CLI still connected is not taken out: its capture runs its whole duration', async (t) => {
   const app = await startApp(CJS);

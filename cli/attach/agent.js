@@ -13,7 +13,7 @@ const WATCH_MS = 1000;
  * Loads rloop (a copy the app already runs, else the app's installed one, else the CLI's own
  * `cliRloop`) and starts a monitor unless one runs; `binding` is this session's Runtime binding.
  */
-function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector, link, hold) {
+function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector, link, hold, realTimer) {
   // A close armed after this attach connected (connect() took over any armed before).
   if (hold({ key })) opened = true;
   const KEY_SYM = Symbol.for(key);
@@ -67,13 +67,13 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
         delete globalThis[me.binding]; // Runtime.removeBinding leaves the function on the global
       }
       if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0, closing: false };
-      clearInterval(agent.watchdog);
+      agent.watchdog?.();
       delete globalThis[KEY_SYM];
       agent.nodered?.on?.stop(); // RED.hooks.remove('*.rloop'): Node-RED's message path as before
       if (agent.started) agent.monitor.stop();
       const monitored = agent.rloop.threads().length;
       // A worker's inspector is its main thread's: the CLI closes that one (connection.close()).
-      const closing = agent.opened && monitored === 0 && isMainThread && closeInspector({ key, afterMs: closeAfterMs });
+      const closing = agent.opened && monitored === 0 && isMainThread && closeInspector({ key, afterMs: closeAfterMs }, realTimer);
       return { stopped: agent.started, left: 0, opened: agent.opened, monitored, closing };
     };
     // Node-RED: per-node attribution by its message hooks, with the parts of the rloop loaded
@@ -105,9 +105,9 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
   agent.opened ||= opened; // the last session to leave closes an inspector rloop opened
   // A session whose socket is gone (its CLI died without leaving) is left, as its CLI would have:
   // one readlink a session each look, and nothing sent over the connection.
-  agent.watchdog ??= setInterval(() => {
+  agent.watchdog ??= realTimer(watchMs, () => {
     for (const [sid, s] of agent.sessions) if (s.link !== null && !s.link.open()) agent.leave(sid);
-  }, watchMs).unref();
+  });
   return {
     pid: process.pid,
     node: process.version,
@@ -197,7 +197,7 @@ function detach({ key, id }) {
  * closes nothing of its main thread; this watches the same connection and closes the inspector
  * once no session of rloop's is left. The CLI leaving removes it (unguard) and closes as ever.
  */
-function guard({ key, id, peer, watchMs, closeAfterMs }, closeInspector, link) {
+function guard({ key, id, peer, watchMs, closeAfterMs }, closeInspector, link, realTimer) {
   const GUARDS = Symbol.for(`${key}.guards`);
   const l = link(peer);
   if (l === null) return false;
@@ -207,27 +207,27 @@ function guard({ key, id, peer, watchMs, closeAfterMs }, closeInspector, link) {
   // Threads rloop monitors, process-wide, by any copy loaded here (the worker's leaves by its watchdog).
   const monitored = () => Object.values(Module._cache).some((m) => /[\\/]js[\\/]index\.js$/.test(m?.filename ?? '') && typeof m.exports?.threads === 'function' && m.exports.threads().length > 0);
   let looks = 0;
-  const timer = setInterval(() => {
+  const cancel = realTimer(watchMs, () => {
     if (l.open()) return;
     // As the CLI leaving would: never closed while a monitor runs (its stack sampler may hold a
     // session), waiting a few looks for the worker's own watchdog to take rloop out.
     if (monitored() && ++looks < 10) return;
-    clearInterval(timer);
+    cancel();
     guards.delete(id);
     if (guards.size === 0) delete globalThis[GUARDS];
     if (guards.size > 0 || looks >= 10) return; // another session is left, or a monitor runs on
     const main = globalThis[Symbol.for(key)]; // an attach to the main thread: its last leave closes
     if (main !== undefined) main.opened = true;
-    else if (globalThis[Symbol.for(`${key}.closing`)] === undefined) closeInspector({ key, afterMs: closeAfterMs });
-  }, watchMs).unref();
-  guards.set(id, timer);
+    else if (globalThis[Symbol.for(`${key}.closing`)] === undefined) closeInspector({ key, afterMs: closeAfterMs }, realTimer);
+  });
+  guards.set(id, cancel);
   return true;
 }
 
 /** Removes this session's guard (guard()), as its CLI leaves. */
 function unguard({ key, id }) {
   const guards = globalThis[Symbol.for(`${key}.guards`)];
-  clearInterval(guards?.get(id));
+  guards?.get(id)?.();
   guards?.delete(id);
   if (guards?.size === 0) delete globalThis[Symbol.for(`${key}.guards`)];
 }
@@ -240,7 +240,7 @@ function hold({ key }) {
   const CLOSING = Symbol.for(`${key}.closing`);
   const closing = globalThis[CLOSING];
   if (closing === undefined) return false;
-  clearTimeout(closing);
+  closing();
   delete globalThis[CLOSING];
   return true;
 }
@@ -251,15 +251,45 @@ function hold({ key }) {
  * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
  * once no thread is monitored. So the close waits that long, unref'd: the app may exit meanwhile.
  */
-function closeInspector({ key, afterMs }) {
+function closeInspector({ key, afterMs }, realTimer) {
   // An attach that comes meanwhile cancels this close and inherits it (hold()).
   const CLOSING = Symbol.for(`${key}.closing`);
-  const timer = setTimeout(() => {
+  const inspector = (process.getBuiltinModule ?? require)('inspector');
+  const cancel = realTimer(afterMs, () => {
     delete globalThis[CLOSING];
-    (process.getBuiltinModule ?? require)('inspector').close();
-  }, afterMs).unref();
-  Object.defineProperty(globalThis, CLOSING, { value: timer, configurable: true, enumerable: false });
+    inspector.close();
+  }, false);
+  Object.defineProperty(globalThis, CLOSING, { value: cancel, configurable: true, enumerable: false });
   return true;
+}
+
+/**
+ * Calls `fn` once `ms` from now, and every `ms` after if `repeat`, on real time; returns what
+ * cancels it. `fn` never throws into the app. Not a timer: an app's fake timers replace every
+ * one a module can reach (@sinonjs/fake-timers, as jest and sinon install it, the timers
+ * modules too; node:test's mock.timers, on Node 26 AbortSignal.timeout too), and a watchdog on
+ * them would never look. Atomics.waitAsync times out on V8's own clock and, as an unref'd timer,
+ * keeps no process alive.
+ */
+function realTimer(ms, fn, repeat = true) {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  const wait = () => {
+    const w = Atomics.waitAsync(cell, 0, 0, ms); // not async once cancelled: the cell is 1
+    if (w.async) w.value.then((result) => {
+      if (result !== 'timed-out') return; // cancelled
+      try {
+        fn();
+      } catch {
+        // nowhere to say it from a timer; the CLI sees what did not happen
+      }
+      if (repeat) wait();
+    });
+  };
+  wait();
+  return () => {
+    Atomics.store(cell, 0, 1);
+    Atomics.notify(cell, 0);
+  };
 }
 
 // rloop's URL on its frames: the target's CPU profile shows this code as rloop's, not the app's.
@@ -296,4 +326,4 @@ function callFromLoop(fn, arg = {}, ...helpers) {
 })(typeof require === 'function' ? require : undefined)${SOURCE_URL}`;
 }
 
-module.exports = { install, capture, read, detach, guard, unguard, hold, closeInspector, link, call, callFromLoop, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };
+module.exports = { install, capture, read, detach, guard, unguard, hold, closeInspector, link, realTimer, call, callFromLoop, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };

@@ -94,11 +94,11 @@ function load(c, o, onEvent) {
       peer: c.peer,
       watchMs: agent.WATCH_MS,
       closeAfterMs: agent.CLOSE_AFTER_MS,
-    }, agent.closeInspector, agent.link, agent.hold), { awaitPromise: true });
+    }, agent.closeInspector, agent.link, agent.hold, agent.realTimer), { awaitPromise: true });
     // A worker closes nothing of its main thread: there, a guard closes the inspector rloop
     // opened should this process die without leaving.
     if (c.s !== c.main && c.opened) {
-      c.guarded = await c.main.evaluate(agent.call(agent.guard, { id: c.id, peer: c.peer, watchMs: agent.WATCH_MS, closeAfterMs: agent.CLOSE_AFTER_MS }, agent.closeInspector, agent.link));
+      c.guarded = await c.main.evaluate(agent.call(agent.guard, { id: c.id, peer: c.peer, watchMs: agent.WATCH_MS, closeAfterMs: agent.CLOSE_AFTER_MS }, agent.closeInspector, agent.link, agent.realTimer));
     }
     return c;
   });
@@ -149,7 +149,7 @@ async function close(c) {
       // The app's own monitor runs on: its stack sampler may hold a session at any time.
       c.log(`left the inspector open (${c.inspector.host}:${c.inspector.port}): closing it while the app's own rloop monitor runs could crash Node`);
     } else {
-      await c.main.evaluate(agent.call(agent.closeInspector, { afterMs: agent.CLOSE_AFTER_MS })).catch(() => {});
+      await c.main.evaluate(agent.call(agent.closeInspector, { afterMs: agent.CLOSE_AFTER_MS }, agent.realTimer)).catch(() => {});
     }
   }
   c.main.close();
