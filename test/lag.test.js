@@ -21,7 +21,7 @@ function blockingWork(ms) {
 const keepAlive = setInterval(() => {}, 1000);
 test.after(() => clearInterval(keepAlive));
 
-test('a 300 ms busy loop: noticed within threshold + 20 ms, its scope, its stack', async () => {
+test('a 300 ms busy loop: noticed within threshold + 50 ms, its scope, its stack', async () => {
   await primeStackSampler();
   const mon = rloop.start({ lagThreshold: 50 });
   const lag = new Promise((resolve) => mon.once('lag', resolve));
@@ -34,7 +34,9 @@ test('a 300 ms busy loop: noticed within threshold + 20 ms, its scope, its stack
   assert.strictEqual(e.key, 'job-7');
   assert.strictEqual(e.thread, 0);
   assert.ok(e.lagMs >= 300 && e.lagMs < 340, `lagMs ${e.lagMs}`);
-  assert.ok(e.noticedAfterMs >= 50 && e.noticedAfterMs <= 70, `noticed after ${e.noticedAfterMs} ms`);
+  // The watch thread looks every 5 ms; on a 2-core machine busy with other work it may get the
+  // CPU tens of ms late (72 ms seen with three CPU-bound processes beside the test).
+  assert.ok(e.noticedAfterMs >= 50 && e.noticedAfterMs <= 100, `noticed after ${e.noticedAfterMs} ms`);
   assert.ok(Math.abs(e.at - at) < 100, 'at is the epoch ms the stall began');
   assert.ok(Array.isArray(e.stack) && e.stack.length > 0, 'a stack taken while blocking');
   // The pause may land inside what busy() calls (performance.now): the blocking frames follow.
