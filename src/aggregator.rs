@@ -472,10 +472,11 @@ mod tests {
         let w = a.close(&l, 50.0, None);
         let route = scope(&w, "route");
         assert_eq!(route.busy_ms, 45.0);
-        let keys = route.keys.as_ref().unwrap();
+        let named = w.keys_of(route).unwrap();
+        let keys = named.stats;
         assert_eq!(keys.count, 3, "req-1 (retired, 10 ms), req-2 (30 ms), req-3 (5 ms)");
         assert_eq!(keys.dropped, 1, "max_keys = 2: the least busy key loses its name");
-        assert_eq!(keys.worst, vec![("req-2".into(), 30.0)]);
+        assert_eq!(named.worst().collect::<Vec<_>>(), vec![("req-2", 30.0)]);
         assert_eq!(keys.max_ms, 30.0);
         assert!((keys.p50_ms - 10.0).abs() < 0.1, "{keys:?}");
         assert!((keys.p99_ms - 30.0).abs() < 0.3, "{keys:?}");
@@ -619,7 +620,7 @@ mod tests {
         let mut a = Aggregator::new(cfg(), 0.0);
         let x = a.add_scope("x");
         m.switch_to(x, 0.0);
-        let v = a.close(&l, 250.0, None).to_json(1_000_000.0);
+        let v = serde_json::to_value(a.close(&l, 250.0, None).json(1_000_000.0)).unwrap();
         assert_eq!(v["start"], 1_000_000.0);
         assert_eq!(v["durationMs"], 250.0);
         assert_eq!(v["thread"]["elu"], 1.0);

@@ -9,7 +9,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::aggregator::Config;
 use crate::clock::{self, Clock};
@@ -18,6 +18,7 @@ use crate::registry;
 use crate::shared::Shared;
 use crate::signals;
 use crate::uv::{self, Attachment};
+use crate::window::LiveJson;
 
 /// Options as validated by js/options.js.
 #[napi(object)]
@@ -58,13 +59,15 @@ fn config_slots(max_scopes: u32, key_slots: u32) -> usize {
 /// Every monitored thread's live window and last complete one, as JSON.
 #[napi(catch_unwind)]
 pub fn threads() -> Result<String> {
-    to_json(&Value::Array(registry::monitors().iter().filter_map(|m| m.describe()).collect()))
+    // Each thread's windows are taken under its lock and written out after it.
+    let described: Vec<_> = registry::monitors().iter().filter_map(|m| m.describe()).collect();
+    to_json(&described)
 }
 
 /// Bulk data crosses N-API as one JSON string (js/native.js parses it): napi-rs's conversion
 /// of a `Value` into JS objects stops at a million values, which a few hundred keyed scopes
 /// over a default history reach.
-fn to_json(v: &Value) -> Result<String> {
+fn to_json(v: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(v).map_err(|e| Error::new(Status::GenericFailure, format!("rloop: {e}")))
 }
 
@@ -214,12 +217,8 @@ impl NativeMonitor {
     pub fn elu(&self) -> Result<String> {
         // Read under the lock, written out after it.
         let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(ledger), agg.history_dropped()))?;
-        let mut v = current.to_json(cfg.time_origin);
-        v["windowMs"] = json!(cfg.window_ms);
-        v["scopesOverflowed"] = json!(overflowed);
-        v["historyDropped"] = json!(dropped);
-        v["last"] = last.map_or(Value::Null, |w| w.to_json(cfg.time_origin));
-        to_json(&v)
+        let origin = cfg.time_origin;
+        to_json(&LiveJson { current: current.json(origin), window_ms: cfg.window_ms, scopes_overflowed: overflowed, history_dropped: dropped, last: last.as_ref().map(|w| w.json(origin)) })
     }
 
     /// Complete windows with `seq` greater than `after`, oldest first; JSON.
@@ -233,7 +232,7 @@ impl NativeMonitor {
     /// Busy time per scope since start, the current window included; JSON.
     #[napi(catch_unwind)]
     pub fn totals(&self) -> Result<String> {
-        self.live_json(|agg, ledger, now| crate::report::totals_json(agg, ledger, now))
+        to_json(&self.live(|agg, ledger, now| crate::report::Totals::read(agg, ledger, now))?)
     }
 
     /// Sets (a function) or clears (null) who receives each lag event, as JSON, when the loop
@@ -299,10 +298,6 @@ impl NativeMonitor {
             // SAFETY: from `attach`, and only stop() or env teardown (after which no JS runs) detach it.
             unsafe { uv::detach(a) };
         }
-    }
-
-    fn live_json(&self, f: impl FnOnce(&mut crate::aggregator::Aggregator, &Ledger, f64) -> Value) -> Result<String> {
-        to_json(&self.live(f)?)
     }
 
     fn live<R>(&self, f: impl FnOnce(&mut crate::aggregator::Aggregator, &Ledger, f64) -> R) -> Result<R> {

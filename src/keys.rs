@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeyStats {
     /// Keys charged in the window, named or not.
     pub count: u64,
@@ -15,8 +15,71 @@ pub struct KeyStats {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
-    /// The busiest named keys, busiest first; the names are the key ring's own (no copy a window).
-    pub worst: Vec<(Arc<str>, f64)>,
+}
+
+/// The key statistics of a window's keyed scopes in three blocks, whatever their number: the
+/// statistics, the worst keys, and the worst keys' names back to back. A box and a list per
+/// keyed scope, and a string kept per worst key, were tens of thousands of small blocks a
+/// window and malloc's slack around them (bench/memory.md, ninth pass).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeyTable {
+    /// A scope's statistics and the end of its worst keys in `worst` (they start where the
+    /// previous scope's end).
+    stats: Vec<(KeyStats, usize)>,
+    /// (end of the key's name in `names`, busy ms), busiest first within a scope.
+    worst: Vec<(usize, f64)>,
+    names: String,
+}
+
+/// One scope's entry in a [`KeyTable`].
+#[derive(Clone, Copy, Debug)]
+pub struct Keys<'a> {
+    pub stats: &'a KeyStats,
+    table: &'a KeyTable,
+    worst: (usize, usize),
+}
+
+impl<'a> Keys<'a> {
+    /// The busiest named keys, busiest first.
+    pub fn worst(&self) -> impl Iterator<Item = (&'a str, f64)> + 'a {
+        let t = self.table;
+        (self.worst.0..self.worst.1).map(move |i| {
+            let start = if i == 0 { 0 } else { t.worst[i - 1].0 };
+            let (end, busy) = t.worst[i];
+            (&t.names[start..end], busy)
+        })
+    }
+}
+
+impl KeyTable {
+    /// Adds a scope's statistics and its worst keys, busiest first; returns their index.
+    pub fn push<'k>(&mut self, stats: KeyStats, worst: impl IntoIterator<Item = (&'k str, f64)>) -> u32 {
+        for (key, busy) in worst {
+            self.names.push_str(key);
+            self.worst.push((self.names.len(), busy));
+        }
+        self.stats.push((stats, self.worst.len()));
+        (self.stats.len() - 1) as u32
+    }
+
+    pub fn get(&self, i: u32) -> Keys<'_> {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.stats[i - 1].1 };
+        let (stats, end) = &self.stats[i];
+        Keys { stats, table: self, worst: (start, *end) }
+    }
+
+    /// Gives back what growing by doubling left over: a table is kept, not grown, once built.
+    pub fn shrink(&mut self) {
+        self.stats.shrink_to_fit();
+        self.worst.shrink_to_fit();
+        self.names.shrink_to_fit();
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.stats.capacity() * size_of::<(KeyStats, usize)>() + self.worst.capacity() * size_of::<(usize, f64)>() + self.names.capacity()
+    }
 }
 
 /// Busy times of keys in constant-ratio buckets, kept sparsely: memory follows the buckets in
@@ -78,9 +141,10 @@ impl Unnamed {
     }
 }
 
-/// Per-scope statistics from `named` (scope, key, busy ms) entries, a key possibly repeated,
-/// plus what was already `unnamed`. Names are kept for the `max_keys` busiest keys overall.
-pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize, Unnamed>, max_keys: usize, worst: usize) -> HashMap<usize, KeyStats> {
+/// Per-scope statistics and worst keys (busiest first) from `named` (scope, key, busy ms)
+/// entries, a key possibly repeated, plus what was already `unnamed`. Names are kept for the
+/// `max_keys` busiest keys overall.
+pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize, Unnamed>, max_keys: usize, worst: usize) -> HashMap<usize, (KeyStats, Vec<(Arc<str>, f64)>)> {
     named.sort_unstable_by(|a, b| (a.0, &*a.1).cmp(&(b.0, &*b.1)));
     named.dedup_by(|later, kept| {
         let same = later.0 == kept.0 && later.1 == kept.1;
@@ -109,8 +173,8 @@ pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize
     per_scope
         .into_iter()
         .map(|(scope, (keys, dropped, names))| {
-            let stats = KeyStats { count: keys.count, dropped, p50_ms: keys.quantile(0.5), p99_ms: keys.quantile(0.99), max_ms: keys.max_ms, worst: names };
-            (scope, stats)
+            let stats = KeyStats { count: keys.count, dropped, p50_ms: keys.quantile(0.5), p99_ms: keys.quantile(0.99), max_ms: keys.max_ms };
+            (scope, (stats, names))
         })
         .collect()
 }
@@ -127,14 +191,14 @@ mod tests {
         named.push((3, Arc::from("slow"), 1000.0)); // the same key seen twice (retired, then rebound)
         named.push((4, Arc::from("other-scope"), 1.0));
         let s = summarize(named, &HashMap::new(), 1000, 2);
-        let k = &s[&3];
+        let (k, worst) = &s[&3];
         assert_eq!(k.count, 101);
         assert_eq!(k.dropped, 0);
         assert!((k.p50_ms - 25.5).abs() < 0.3, "{k:?}");
         assert!((k.p99_ms - 50.0).abs() < 0.5, "{k:?}");
         assert_eq!(k.max_ms, 5000.0);
-        assert_eq!(k.worst, vec![("slow".into(), 5000.0), ("k100".into(), 50.0)]);
-        assert_eq!(s[&4].count, 1);
+        assert_eq!(*worst, vec![("slow".into(), 5000.0), ("k100".into(), 50.0)]);
+        assert_eq!(s[&4].0.count, 1);
     }
 
     #[test]
@@ -159,10 +223,24 @@ mod tests {
         let named = vec![(2, Arc::from("a"), 1.0), (2, Arc::from("b"), 30.0), (2, Arc::from("c"), 5.0)];
         let mut unnamed = HashMap::new();
         unnamed.entry(2).or_insert_with(Unnamed::default).record(100.0);
-        let k = &summarize(named, &unnamed, 2, 5)[&2];
+        let (k, worst) = &summarize(named, &unnamed, 2, 5)[&2];
         assert_eq!(k.count, 4);
         assert_eq!(k.dropped, 2, "one past the cap, one unnamed already");
         assert_eq!(k.max_ms, 100.0);
-        assert_eq!(k.worst, vec![("b".into(), 30.0), ("c".into(), 5.0)], "the busiest keep their names");
+        assert_eq!(*worst, vec![("b".into(), 30.0), ("c".into(), 5.0)], "the busiest keep their names");
+    }
+
+    #[test]
+    fn a_table_gives_each_scope_its_own_worst_keys() {
+        let stats = |count| KeyStats { count, dropped: 0, p50_ms: 1.0, p99_ms: 2.0, max_ms: 3.0 };
+        let mut t = KeyTable::default();
+        let a = t.push(stats(2), [("a-1", 3.0), ("é-2", 1.0)]);
+        let none = t.push(stats(1), []);
+        let b = t.push(stats(1), [("b-1", 2.0)]);
+        t.shrink();
+        assert_eq!(t.get(a).worst().collect::<Vec<_>>(), vec![("a-1", 3.0), ("é-2", 1.0)]);
+        assert_eq!(t.get(none).worst().count(), 0);
+        assert_eq!((t.get(b).stats.count, t.get(b).worst().collect::<Vec<_>>()), (1, vec![("b-1", 2.0)]));
+        assert_eq!(t.heap_bytes(), 3 * std::mem::size_of::<(KeyStats, usize)>() + 3 * 16 + "a-1é-2b-1".len());
     }
 }

@@ -10,6 +10,7 @@
 //! percentile over the span), worst keys the busiest of the merged lists, and `merged` says
 //! how many windows it stands for.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -17,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::aggregator::{ScopeWindow, Window};
 use crate::window::JsonWindows;
-use crate::keys::KeyStats;
+use crate::keys::{KeyStats, KeyTable, Keys};
 use crate::lag::LagStats;
 
 /// Windows a recording keeps at most: 1 000 bars of timeline.
@@ -112,16 +113,14 @@ impl Recording {
 
 /// Window `a` followed by window `b` as one window.
 fn merge(a: &Window, b: &Window) -> Window {
-    let mut scopes: Vec<ScopeWindow> = a.scopes.clone();
-    for s in &b.scopes {
-        match scopes.iter_mut().find(|x| x.index == s.index) {
-            Some(x) => merge_scope(x, s),
-            None => scopes.push(s.clone()),
-        }
-    }
+    let mut keys = KeyTable::default();
+    let in_a: HashSet<usize> = a.scopes.iter().map(|s| s.index).collect();
+    let in_b: HashMap<usize, &ScopeWindow> = b.scopes.iter().map(|s| (s.index, s)).collect();
+    let mut scopes: Vec<ScopeWindow> = a.scopes.iter().map(|x| merge_scope((a, Some(x)), (b, in_b.get(&x.index).copied()), &mut keys)).collect();
+    scopes.extend(b.scopes.iter().filter(|y| !in_a.contains(&y.index)).map(|y| merge_scope((a, None), (b, Some(y)), &mut keys)));
     scopes.sort_by(|x, y| y.busy_ms.total_cmp(&x.busy_ms));
-    let mut unattributed = a.unattributed.clone();
-    merge_scope(&mut unattributed, &b.unattributed);
+    let unattributed = merge_scope((a, Some(&a.unattributed)), (b, Some(&b.unattributed)), &mut keys);
+    keys.shrink();
     Window {
         seq: a.seq,
         start: a.start,
@@ -140,37 +139,52 @@ fn merge(a: &Window, b: &Window) -> Window {
             (x, y) => x.clone().or_else(|| y.clone()),
         },
         merged: a.merged + b.merged,
+        keys,
     }
 }
 
-fn merge_scope(into: &mut ScopeWindow, s: &ScopeWindow) {
-    into.busy_ms += s.busy_ms;
-    into.calls += s.calls;
-    into.keys = match (into.keys.take(), &s.keys) {
-        (Some(x), Some(y)) => Some(Box::new(merge_keys(&x, y))),
-        (x, y) => x.or_else(|| y.clone()),
-    };
+/// One scope of `a` followed by the same scope of `b` (either may be absent), its keys added
+/// to the merged window's table.
+fn merge_scope(a: (&Window, Option<&ScopeWindow>), b: (&Window, Option<&ScopeWindow>), keys: &mut KeyTable) -> ScopeWindow {
+    let (x, y) = (a.1, b.1);
+    let first = x.or(y).expect("a scope of either window");
+    let keyed = (x.and_then(|s| a.0.keys_of(s)), y.and_then(|s| b.0.keys_of(s)));
+    ScopeWindow {
+        index: first.index,
+        name: first.name.clone(),
+        busy_ms: x.map_or(0.0, |s| s.busy_ms) + y.map_or(0.0, |s| s.busy_ms),
+        calls: x.map_or(0.0, |s| s.calls) + y.map_or(0.0, |s| s.calls),
+        keys: match keyed {
+            (Some(p), Some(q)) => {
+                let (stats, worst) = merge_keys(p, q);
+                Some(keys.push(stats, worst))
+            }
+            (Some(k), None) | (None, Some(k)) => Some(keys.push(*k.stats, k.worst())),
+            (None, None) => None,
+        },
+    }
 }
 
-fn merge_keys(a: &KeyStats, b: &KeyStats) -> KeyStats {
-    let keep = a.worst.len().max(b.worst.len());
-    let mut worst = a.worst.clone();
-    for (key, busy) in b.worst.iter() {
-        match worst.iter_mut().find(|(k, _)| k == key) {
+fn merge_keys<'k>(a: Keys<'k>, b: Keys<'k>) -> (KeyStats, Vec<(&'k str, f64)>) {
+    let mut worst: Vec<(&str, f64)> = a.worst().collect();
+    let keep = worst.len().max(b.worst().count());
+    for (key, busy) in b.worst() {
+        match worst.iter_mut().find(|(k, _)| *k == key) {
             Some(w) => w.1 += busy, // one key charged in both windows
-            None => worst.push((key.clone(), *busy)),
+            None => worst.push((key, busy)),
         }
     }
     worst.sort_by(|x, y| y.1.total_cmp(&x.1));
     worst.truncate(keep);
-    KeyStats {
+    let (a, b) = (a.stats, b.stats);
+    let stats = KeyStats {
         count: a.count + b.count,
         dropped: a.dropped + b.dropped,
         p50_ms: a.p50_ms.max(b.p50_ms),
         p99_ms: a.p99_ms.max(b.p99_ms),
         max_ms: a.max_ms.max(b.max_ms),
-        worst,
-    }
+    };
+    (stats, worst)
 }
 
 #[cfg(test)]

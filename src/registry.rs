@@ -165,7 +165,7 @@ mod tests {
         let recording = shared.record(None);
         register(shared.clone());
         std::thread::sleep(Duration::from_millis(120));
-        let d = shared.describe().unwrap();
+        let d = serde_json::to_value(shared.describe().unwrap()).unwrap();
         let r: Value = serde_json::from_str(&shared.take_recording(recording).expect("a recording")).unwrap();
         let seqs: Vec<u64> = r["windows"].as_array().unwrap().iter().map(|w| w["seq"].as_u64().unwrap()).collect();
         assert!(seqs.len() >= 3 && seqs.windows(2).all(|p| p[1] == p[0] + 1), "every window closed, in order: {seqs:?}");

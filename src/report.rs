@@ -10,10 +10,13 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use std::sync::Arc;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 
 use crate::aggregator::Aggregator;
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, Reading};
 use crate::recording::Recording;
 use crate::shared::Shared;
 
@@ -33,15 +36,42 @@ pub struct Unfinished {
     pub end: f64,
 }
 
-/// Busy time per scope since start, the current window included: `Monitor.totals()`.
-pub fn totals_json(agg: &Aggregator, ledger: &Ledger, now: f64) -> Value {
-    let scope = |(name, r): (std::sync::Arc<str>, crate::ledger::Reading)| json!({ "name": &*name, "busyMs": r.busy_ms, "calls": r.calls });
-    let mut all: Vec<Value> = agg.totals(ledger, now).into_iter().map(scope).collect();
-    let unattributed = all.remove(0);
-    let busy: f64 = num(&unattributed, "busyMs") + all.iter().map(|s| num(s, "busyMs")).sum::<f64>();
-    all.retain(|s| num(s, "busyMs") > 0.0 || num(s, "calls") > 0.0);
-    all.sort_by(|a, b| num(b, "busyMs").total_cmp(&num(a, "busyMs")));
-    json!({ "thread": { "busyMs": busy }, "unattributed": unattributed, "scopes": all, "scopesOverflowed": agg.scopes_overflowed(ledger) })
+/// Busy time per scope since start, the current window included: `Monitor.totals()`. Read under
+/// the monitor's lock (`Totals::read`), sorted and written out after it.
+pub struct Totals {
+    all: Vec<(Arc<str>, Reading)>,
+    scopes_overflowed: u64,
+}
+
+impl Totals {
+    pub fn read(agg: &Aggregator, ledger: &Ledger, now: f64) -> Self {
+        Totals { all: agg.totals(ledger, now), scopes_overflowed: agg.scopes_overflowed(ledger) }
+    }
+}
+
+impl Serialize for Totals {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        struct Scope<'a>(&'a str, Reading);
+        impl Serialize for Scope<'_> {
+            fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+                let mut m = ser.serialize_map(Some(3))?;
+                m.serialize_entry("name", self.0)?;
+                m.serialize_entry("busyMs", &self.1.busy_ms)?;
+                m.serialize_entry("calls", &self.1.calls)?;
+                m.end()
+            }
+        }
+        let (unattributed, rest) = self.all.split_first().expect("unattributed comes first");
+        let busy_ms = unattributed.1.busy_ms + rest.iter().map(|s| s.1.busy_ms).sum::<f64>();
+        let mut scopes: Vec<&(Arc<str>, Reading)> = rest.iter().filter(|(_, r)| r.busy_ms > 0.0 || r.calls > 0.0).collect();
+        scopes.sort_by(|a, b| b.1.busy_ms.total_cmp(&a.1.busy_ms));
+        let mut m = ser.serialize_map(Some(4))?;
+        m.serialize_entry("thread", &json!({ "busyMs": busy_ms }))?;
+        m.serialize_entry("unattributed", &Scope(&unattributed.0, unattributed.1))?;
+        m.serialize_entry("scopes", &scopes.iter().map(|(name, r)| Scope(name, *r)).collect::<Vec<_>>())?;
+        m.serialize_entry("scopesOverflowed", &self.scopes_overflowed)?;
+        m.end()
+    }
 }
 
 /// Finishes and writes the reports of `shared`'s framed recordings. Never panics; a report that
@@ -71,7 +101,7 @@ fn framed(shared: &Shared) -> Vec<Unfinished> {
         }
         let now = shared.clock.now();
         let origin = v.agg.config().time_origin;
-        let totals = v.ledger.map(|l| totals_json(v.agg, l, now));
+        let totals = v.ledger.map(|l| serde_json::to_value(Totals::read(v.agg, l, now)).unwrap_or_default());
         let running = v.ledger.and_then(|l| l.running().map(|(slot, _)| (l.wake(), slot)));
         let ongoing = v.lag.zip(running).and_then(|(lag, (wake, slot))| lag.ongoing(wake, slot, now)).map(|stall| {
             let mut event = shared.stall_json(v.agg, stall);

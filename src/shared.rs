@@ -6,7 +6,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 
-use crate::aggregator::{Aggregator, Config};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::aggregator::{Aggregator, Config, Window};
 use crate::blame::blame;
 use crate::clock::{monotonic_ms, Clock, ThreadCpu};
 use crate::lag::{Lag, Stall, Taken};
@@ -238,16 +240,36 @@ impl Shared {
     }
 
     /// `{ threadId, windowMs, current, last }`, the current window read live.
-    pub fn describe(&self) -> Option<Value> {
-        self.with(|agg, ledger, now| {
-            let origin = agg.config().time_origin;
-            json!({
-                "threadId": self.thread_id,
-                "windowMs": agg.config().window_ms,
-                "current": agg.measure(ledger, now).to_json(origin),
-                "last": agg.last().map(|w| w.to_json(origin)),
-            })
+    /// What `rloop.threads()` says of this thread; `None` once detached. Taken under the lock,
+    /// written out by the caller after it.
+    pub fn describe(&self) -> Option<Described> {
+        self.with(|agg, ledger, now| Described {
+            thread_id: self.thread_id,
+            window_ms: agg.config().window_ms,
+            time_origin: agg.config().time_origin,
+            current: agg.measure(ledger, now),
+            last: agg.last(),
         })
+    }
+}
+
+/// A thread's live window and last complete one (`rloop.threads()`).
+pub struct Described {
+    thread_id: u32,
+    window_ms: f64,
+    time_origin: f64,
+    current: Window,
+    last: Option<Arc<Window>>,
+}
+
+impl Serialize for Described {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(Some(4))?;
+        m.serialize_entry("threadId", &self.thread_id)?;
+        m.serialize_entry("windowMs", &self.window_ms)?;
+        m.serialize_entry("current", &self.current.json(self.time_origin))?;
+        m.serialize_entry("last", &self.last.as_ref().map(|w| w.json(self.time_origin)))?;
+        m.end()
     }
 }
 

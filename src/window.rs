@@ -1,14 +1,13 @@
-//! Windows: busy time per scope over a span, in the form they are kept (shared names, boxed
-//! key statistics) and in their public JSON shape; and how a closed window is built from what
+//! Windows: busy time per scope over a span, in the form they are kept (shared names, key
+//! statistics in one table a window) and in their public JSON shape; and how a closed window is built from what
 //! the aggregator read, outside the monitor's lock.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::Value;
 
-use crate::keys::{self, KeyStats, Unnamed};
+use crate::keys::{self, KeyTable, Keys, Unnamed};
 use crate::lag::LagStats;
 use crate::aggregator::{add, UNATTRIBUTED};
 use crate::ledger::Reading;
@@ -22,8 +21,8 @@ pub struct ScopeWindow {
     pub name: Arc<str>,
     pub busy_ms: f64,
     pub calls: f64,
-    /// Boxed: most scopes have no keys, and windows are kept by the thousand.
-    pub keys: Option<Box<KeyStats>>,
+    /// Its entry in the window's key table, if any of its work was keyed.
+    pub keys: Option<u32>,
 }
 
 /// One window: busy time per scope between `start` and `end` (monitored thread's clock, ms).
@@ -40,6 +39,8 @@ pub struct Window {
     pub lag: Option<LagStats>,
     /// Closed windows this one stands for: 1, more in a downsampled recording.
     pub merged: u64,
+    /// The key statistics of its keyed scopes, `ScopeWindow::keys` their entries.
+    pub keys: KeyTable,
 }
 
 /// A window's raw material, taken under the monitor's lock: `finish` builds the window from it
@@ -70,6 +71,7 @@ impl Pending {
 
     pub fn finish(self, lag: Option<LagStats>) -> Window {
         let mut key_stats = keys::summarize(self.named, &self.unnamed, self.max_keys, self.worst_keys);
+        let mut keys = KeyTable::default();
         let mut per_scope: HashMap<usize, Reading> = HashMap::new();
         for (scope, r) in self.charges {
             add(per_scope.entry(scope).or_default(), r);
@@ -81,35 +83,32 @@ impl Pending {
             name,
             busy_ms: r.busy_ms,
             calls: r.calls,
-            keys: key_stats.remove(&index).map(Box::new),
+            keys: key_stats.remove(&index).map(|(stats, worst)| keys.push(stats, worst.iter().map(|(k, b)| (&**k, *b)))),
         });
+        keys.shrink();
         let mut scopes = all.split_off(1);
         let unattributed = all.pop().expect("unattributed comes first");
         scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms).then(a.index.cmp(&b.index)));
         let busy_ms = unattributed.busy_ms + scopes.iter().map(|s| s.busy_ms).sum::<f64>();
-        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, unattributed, scopes, lag, merged: 1 }
+        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, unattributed, scopes, lag, merged: 1, keys }
     }
 }
 
 impl Window {
-    /// Heap bytes this window holds (names are shared, not counted): what a history or a
-    /// recording keeps for it.
+    /// Heap bytes this window holds (scope names are shared, not counted): what a history or
+    /// a recording keeps for it.
     pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        let keys = |s: &ScopeWindow| {
-            // A key name is shared with the ring, but keeps the key alive once its slot is rebound.
-            s.keys.as_ref().map_or(0, |k| size_of::<KeyStats>() + k.worst.capacity() * size_of::<(Arc<str>, f64)>() + k.worst.iter().map(|(key, _)| 2 * size_of::<usize>() + key.len()).sum::<usize>())
-        };
-        size_of::<Window>() + self.scopes.capacity() * size_of::<ScopeWindow>() + keys(&self.unattributed) + self.scopes.iter().map(keys).sum::<usize>()
+        std::mem::size_of::<Window>() + self.scopes.capacity() * std::mem::size_of::<ScopeWindow>() + self.keys.heap_bytes()
     }
 
-    /// The public shape (`index.d.ts`: `Window`), times as epoch milliseconds.
-    pub fn to_json(&self, time_origin: f64) -> Value {
-        serde_json::to_value(self.json(time_origin)).expect("a window serializes")
+    /// A scope's key statistics, if any of its work in this window was keyed.
+    pub fn keys_of(&self, s: &ScopeWindow) -> Option<Keys<'_>> {
+        s.keys.map(|i| self.keys.get(i))
     }
 
-    /// The public shape, to serialize straight into a JSON string: a read of many wide
-    /// windows builds no `Value` tree (≈ 500 bytes a scope entry, several times the JSON).
+    /// The public shape (`index.d.ts`: `Window`), times as epoch milliseconds, to serialize
+    /// straight into a JSON string: a read of wide windows builds no `Value` tree (≈ 500 bytes
+    /// a scope entry, several times the JSON).
     pub fn json(&self, time_origin: f64) -> Json<'_> {
         Json { w: self, time_origin }
     }
@@ -131,21 +130,50 @@ pub struct Json<'a> {
 
 impl Serialize for Json<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let (w, duration) = (self.w, self.w.end - self.w.start);
         let mut m = ser.serialize_map(None)?;
+        self.entries(&mut m)?;
+        m.end()
+    }
+}
+
+impl Json<'_> {
+    fn entries<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
+        let (w, duration) = (self.w, self.w.end - self.w.start);
         m.serialize_entry("seq", &w.seq)?;
         m.serialize_entry("start", &(self.time_origin + w.start))?;
         m.serialize_entry("end", &(self.time_origin + w.end))?;
         m.serialize_entry("durationMs", &duration)?;
         m.serialize_entry("thread", &Thread { elu: elu(w.busy_ms, duration), busy_ms: w.busy_ms })?;
-        m.serialize_entry("unattributed", &Scope { s: &w.unattributed, duration })?;
-        m.serialize_entry("scopes", &Scopes { all: &w.scopes, duration })?;
+        m.serialize_entry("unattributed", &Scope { s: &w.unattributed, w, duration })?;
+        m.serialize_entry("scopes", &Scopes { w, duration })?;
         if w.merged > 1 {
             m.serialize_entry("merged", &w.merged)?;
         }
         if let Some(l) = &w.lag {
             m.serialize_entry("lag", &Lag(l))?;
         }
+        Ok(())
+    }
+}
+
+/// `Monitor.elu()`: the window being measured, what the monitor says of itself beside it, and
+/// the last complete window.
+pub struct LiveJson<'a> {
+    pub current: Json<'a>,
+    pub window_ms: f64,
+    pub scopes_overflowed: u64,
+    pub history_dropped: u64,
+    pub last: Option<Json<'a>>,
+}
+
+impl Serialize for LiveJson<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(None)?;
+        self.current.entries(&mut m)?;
+        m.serialize_entry("windowMs", &self.window_ms)?;
+        m.serialize_entry("scopesOverflowed", &self.scopes_overflowed)?;
+        m.serialize_entry("historyDropped", &self.history_dropped)?;
+        m.serialize_entry("last", &self.last)?;
         m.end()
     }
 }
@@ -174,6 +202,7 @@ impl Serialize for Thread {
 
 struct Scope<'a> {
     s: &'a ScopeWindow,
+    w: &'a Window,
     duration: f64,
 }
 
@@ -185,41 +214,41 @@ impl Serialize for Scope<'_> {
         m.serialize_entry("elu", &elu(s.busy_ms, self.duration))?;
         m.serialize_entry("busyMs", &s.busy_ms)?;
         m.serialize_entry("calls", &s.calls)?;
-        if let Some(k) = &s.keys {
-            m.serialize_entry("keys", &Keys(k))?;
+        if let Some(k) = self.w.keys_of(s) {
+            m.serialize_entry("keys", &KeysJson(k))?;
         }
         m.end()
     }
 }
 
 struct Scopes<'a> {
-    all: &'a [ScopeWindow],
+    w: &'a Window,
     duration: f64,
 }
 
 impl Serialize for Scopes<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        ser.collect_seq(self.all.iter().map(|s| Scope { s, duration: self.duration }))
+        ser.collect_seq(self.w.scopes.iter().map(|s| Scope { s, w: self.w, duration: self.duration }))
     }
 }
 
-struct Keys<'a>(&'a KeyStats);
+struct KeysJson<'a>(Keys<'a>);
 
-impl Serialize for Keys<'_> {
+impl Serialize for KeysJson<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let k = self.0;
+        let k = self.0.stats;
         let mut m = ser.serialize_map(Some(6))?;
         m.serialize_entry("count", &k.count)?;
         m.serialize_entry("dropped", &k.dropped)?;
         m.serialize_entry("p50Ms", &k.p50_ms)?;
         m.serialize_entry("p99Ms", &k.p99_ms)?;
         m.serialize_entry("maxMs", &k.max_ms)?;
-        m.serialize_entry("worst", &Worst(&k.worst))?;
+        m.serialize_entry("worst", &Worst(self.0))?;
         m.end()
     }
 }
 
-struct Worst<'a>(&'a [(Arc<str>, f64)]);
+struct Worst<'a>(Keys<'a>);
 
 impl Serialize for Worst<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
@@ -232,7 +261,7 @@ impl Serialize for Worst<'_> {
                 m.end()
             }
         }
-        ser.collect_seq(self.0.iter().map(|(k, b)| One(k, *b)))
+        ser.collect_seq(self.0.worst().map(|(k, b)| One(k, b)))
     }
 }
 
@@ -254,21 +283,24 @@ impl Serialize for Lag<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::keys::KeyStats;
+    use serde_json::{json, Value};
 
     #[test]
     fn written_straight_out_a_window_has_its_public_shape() {
         let scope = |index, name: &str, busy_ms, keys| ScopeWindow { index, name: Arc::from(name), busy_ms, calls: 2.0, keys };
-        let keys = KeyStats { count: 3, dropped: 1, p50_ms: 1.5, p99_ms: 4.0, max_ms: 4.0, worst: vec![("k\"1".into(), 4.0)] };
+        let mut keys = KeyTable::default();
+        let route = keys.push(KeyStats { count: 3, dropped: 1, p50_ms: 1.5, p99_ms: 4.0, max_ms: 4.0 }, [("k\"1", 4.0)]);
         let w = Window {
             seq: 7,
             start: 100.0,
             end: 300.0,
             busy_ms: 150.0,
             unattributed: scope(0, "(unattributed)", 50.0, None),
-            scopes: vec![scope(2, "route", 100.0, Some(Box::new(keys)))],
+            scopes: vec![scope(2, "route", 100.0, Some(route))],
             lag: Some(LagStats { stretches: 4, stalls: 1, p50_ms: 2.0, p99_ms: 60.0, max_ms: 61.0 }),
             merged: 2,
+            keys,
         };
         let written: Value = serde_json::from_str(&serde_json::to_string(&JsonWindows(&[Arc::new(w.clone())], 1000.0)).unwrap()).unwrap();
         let expected = json!([{
@@ -280,7 +312,7 @@ mod tests {
             "lag": { "stretches": 4, "stalls": 1, "p50Ms": 2.0, "p99Ms": 60.0, "maxMs": 61.0 },
         }]);
         assert_eq!(written, expected);
-        assert_eq!(w.to_json(1000.0), expected[0]);
-        assert!(w.heap_bytes() > std::mem::size_of::<Window>() + std::mem::size_of::<ScopeWindow>() + std::mem::size_of::<KeyStats>());
+        assert_eq!(serde_json::to_value(w.json(1000.0)).unwrap(), expected[0]);
+        assert!(w.heap_bytes() > std::mem::size_of::<Window>() + std::mem::size_of::<ScopeWindow>() + std::mem::size_of::<KeyStats>() + 3);
     }
 }

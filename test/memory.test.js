@@ -76,3 +76,47 @@ test('a history of wide windows is bounded: fewer windows kept, the rest counted
     mon.stop();
   }
 });
+
+test('a live read of 10 000 keyed scopes builds no tree: elu(), threads() and totals() peak near their JSON', { timeout: 120_000 }, (t) => {
+  const out = execFileSync(process.execPath, ['--expose-gc', path.join(__dirname, 'fixtures', 'read-peaks.js')], { encoding: 'utf8' });
+  const r = JSON.parse(out);
+  assert.strictEqual(r.keyed, 10_000);
+  for (const read of ['elu', 'threads', 'totals']) {
+    const { jsonMb, readMb } = r[read];
+    t.diagnostic(`${read}(): JSON ${jsonMb.toFixed(1)} MB, RSS peak of the read (not parsed) ${readMb.toFixed(1)} MB`);
+    // What a read needs: the window measured, its JSON written (a buffer grown by doubling) and
+    // copied into a JS string (≈ 3–4 × the JSON). A serde_json Value tree in between made it 12–25 ×.
+    const allowed = 5 * jsonMb + 4;
+    assert.ok(jsonMb > 0.5, `${read}() wrote ${jsonMb.toFixed(2)} MB of JSON`);
+    assert.ok(readMb <= allowed, `${read}() peaked ${readMb.toFixed(1)} MB over its start, more than ${allowed.toFixed(1)}`);
+  }
+});
+
+test('windows of 10 000 keyed scopes keep their key statistics in a few blocks: the history holds three', async (t) => {
+  const rloop = require('..');
+  const mon = rloop.start({ windowMs: 400, lag: false, io: false });
+  const keyed = (w) => w.scopes.filter((s) => s.keys?.worst.length > 0).length;
+  let k = 0;
+  const round = () => {
+    for (let i = 0; i < 10_000; i++) rloop.scope(`scope-${i}`, () => {}, { key: `key-${k++ % 1e6}` });
+  };
+  try {
+    // One round just after each close: every window charges all 10 000 scopes, one key each.
+    // The window timer is unref'd: the timeout keeps the test alive.
+    await new Promise((resolve, reject) => {
+      const timeout = setTimeout(() => reject(new Error('five wide windows did not come within 30 s')), 30_000);
+      let wide = 0;
+      mon.on('window', (w) => {
+        if (keyed(w) >= 10_000 && ++wide === 5) resolve(clearTimeout(timeout));
+        else round();
+      });
+      round();
+    });
+    const kept = mon.history();
+    t.diagnostic(`kept: ${kept.map((w) => `${w.seq}: ${keyed(w)} keyed`).join(', ')}; historyDropped ${mon.elu().historyDropped}`);
+    assert.ok(kept.filter((w) => keyed(w) >= 10_000).length >= 3, `kept ${kept.map(keyed).join(', ')} keyed scopes`);
+    assert.ok(mon.elu().historyDropped >= 1, 'older wide windows were dropped to stay in the budget');
+  } finally {
+    mon.stop();
+  }
+});

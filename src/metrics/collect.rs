@@ -131,7 +131,7 @@ pub(super) fn finish(c: Copied, exposure: &mut Exposure, top: usize, names: impl
             match position.get(&s.index) {
                 Some(&p) => {
                     scopes[p].last_ms = s.busy_ms;
-                    scopes[p].keys = s.keys.as_ref().map(|k| [k.p50_ms, k.p99_ms, k.max_ms]);
+                    scopes[p].keys = w.keys_of(s).map(|k| [k.stats.p50_ms, k.stats.p99_ms, k.stats.max_ms]);
                 }
                 None => other.get_or_insert_with(|| ScopeFigures { name: FOLDED.to_owned(), ..Default::default() }).last_ms += s.busy_ms,
             }
