@@ -362,10 +362,10 @@ function retag(resource, asyncId, ctx) {
 }
 
 /** Runs `fn` charged to `ctx`, as do all async resources it creates. */
-function run(ctx, fn, thisArg, args) {
+function run(ctx, fn) {
   const prev = enter(ctx);
   try {
-    return Reflect.apply(fn, thisArg, args);
+    return fn();
   } finally {
     restore(prev);
   }

@@ -29,7 +29,7 @@ function scope(name, fn, options) {
   if (typeof fn !== 'function') throw new TypeError(`rloop: scope() needs a function, got ${typeof fn}`);
   const key = scopeKey(options);
   if (active === null) return fn();
-  return hooks.run(active.context(name, key), fn, undefined, []);
+  return hooks.run(active.context(name, key), fn);
 }
 
 /**
