@@ -239,9 +239,9 @@ impl Shared {
         Some(next)
     }
 
-    /// `{ threadId, windowMs, current, last }`, the current window read live.
-    /// What `rloop.threads()` says of this thread; `None` once detached. Taken under the lock,
-    /// written out by the caller after it.
+    /// What `rloop.threads()` says of this thread, `{ threadId, windowMs, current, last }` with
+    /// the current window read live; `None` once detached. Taken under the lock, written out by
+    /// the caller after it.
     pub fn describe(&self) -> Option<Described> {
         self.with(|agg, ledger, now| Described {
             thread_id: self.thread_id,

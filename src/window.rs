@@ -1,6 +1,6 @@
 //! Windows: busy time per scope over a span, in the form they are kept (shared names, key
-//! statistics in one table a window) and in their public JSON shape; and how a closed window is built from what
-//! the aggregator read, outside the monitor's lock.
+//! statistics in one table a window) and in their public JSON shape; and how a closed window
+//! is built from what the aggregator read, outside the monitor's lock.
 
 use std::collections::HashMap;
 use std::sync::Arc;
