@@ -10,6 +10,13 @@ const { Worker } = require('node:worker_threads');
 const { setTimeout: sleep } = require('node:timers/promises');
 
 let rloop = null; // loaded only with rloop, so the baseline has none of it
+// The floor: empty hooks of the kinds rloop enables on this line (before and after where the
+// scope travels by AsyncContextFrame, init too where it does not), what any async_hooks tool costs.
+function floorHooks() {
+  const { createHook, AsyncLocalStorage } = require('node:async_hooks');
+  const frames = !('_propagate' in AsyncLocalStorage.prototype);
+  createHook({ ...(frames ? {} : { init() {} }), before() {}, after() {} }).enable();
+}
 const scope = (name, fn, key) => (rloop ? rloop.scope(name, fn, key === undefined ? undefined : { key }) : fn());
 
 async function settled() {
@@ -104,9 +111,12 @@ const scenarios = {
   },
 };
 
-async function run(name, withRloop, captureMs, extra = {}) {
+/** `mode`: 'none', 'floor' (floorHooks()) or 'rloop'. */
+async function run(name, mode, captureMs, extra = {}) {
   const options = { ...({ capture: { windowMs: 10 }, 'long-names': { windowMs: 100 } }[name] ?? {}), ...extra };
+  const withRloop = mode === 'rloop';
   if (withRloop) rloop = require('..');
+  if (mode === 'floor') floorHooks();
   const before = await settled();
   const mon = withRloop && name !== 'workers' ? rloop.start(options) : null;
   const note = await scenarios[name](mon, captureMs); // a string, or a function read after measuring

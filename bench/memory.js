@@ -1,7 +1,9 @@
 'use strict';
 // What rloop holds in memory: each scenario in a fresh process with rloop and without (the
 // same work), heap used and RSS after GC minus what they were before the work; prints the
-// deltas in MB and writes bench/results/memory-<time>.json with a fingerprint.
+// deltas in MB and writes bench/results/memory-<time>.json with a fingerprint. A third run, the
+// floor, has empty async hooks of the kinds rloop enables instead: what any async_hooks tool
+// costs on this Node line (on Node 24 and 26 such hooks alone grow churn's young generation).
 //
 //   node bench/memory.js [--only churn,names,lookups,long-names,workers,capture] [--capture-ms N] [--options JSON]
 //
@@ -25,21 +27,22 @@ const SCENARIOS = ['churn', 'names', 'lookups', 'long-names', 'workers', 'captur
 const { values: o } = parseArgs({ options: { only: { type: 'string' }, 'capture-ms': { type: 'string', default: '600000' }, options: { type: 'string', default: '{}' }, child: { type: 'string' }, rloop: { type: 'string' } } });
 
 if (o.child) {
-  require('./memory-child').run(o.child, o.rloop === '1', Number(o['capture-ms']), JSON.parse(o.options)).then((r) => console.log(JSON.stringify(r)));
+  require('./memory-child').run(o.child, { 0: 'none', 1: 'rloop', floor: 'floor' }[o.rloop], Number(o['capture-ms']), JSON.parse(o.options)).then((r) => console.log(JSON.stringify(r)));
 } else {
   const only = o.only ? o.only.split(',') : SCENARIOS;
   const unknown = only.find((s) => !SCENARIOS.includes(s));
   if (unknown) throw new RangeError(`--only: unknown scenario '${unknown}' (known: ${SCENARIOS.join(', ')})`);
   const results = {};
   for (const scenario of only) {
-    const run = (withRloop) => {
-      const args = ['--expose-gc', __filename, '--child', scenario, '--rloop', withRloop ? '1' : '0', '--capture-ms', o['capture-ms'], '--options', o.options];
+    const run = (mode) => {
+      const args = ['--expose-gc', __filename, '--child', scenario, '--rloop', mode, '--capture-ms', o['capture-ms'], '--options', o.options];
       return JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
     };
-    const none = run(false);
-    const rloop = run(true);
-    results[scenario] = { none, rloop };
-    const d = (k) => `${rloop[k].toFixed(1)} MB (without rloop ${none[k].toFixed(1)}, +${(rloop[k] - none[k]).toFixed(1)})`;
+    const none = run('0');
+    const floor = scenario === 'workers' ? null : run('floor');
+    const rloop = run('1');
+    results[scenario] = { none, floor, rloop };
+    const d = (k) => `${rloop[k].toFixed(1)} MB (without rloop ${none[k].toFixed(1)}, +${(rloop[k] - none[k]).toFixed(1)}${floor ? `; empty hooks +${(floor[k] - none[k]).toFixed(1)}` : ''})`;
     console.log(`${scenario.padEnd(11)} heap used ${d('heapUsedMb')}, RSS ${d('rssMb')}${rloop.note ? `; ${rloop.note}` : ''}${none.note ? ` (without rloop: ${none.note})` : ''}`);
     const part = (k) => `${(rloop.parts[k] - none.parts[k]).toFixed(1)}`;
     console.log(`${''.padEnd(11)} RSS over no rloop: V8 new space ${part('newSpaceMb')}, V8's other spaces ${part('v8OtherMb')}, other anonymous memory ${part('anonOutsideV8Mb')} (malloc, other isolates), file-backed ${part('fileMb')} MB`);

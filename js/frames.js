@@ -11,27 +11,20 @@
 // - an entry of a scope from a frame that holds nothing but rloop's store, with a scope or no
 //   context in it, takes the frame made for that scope from that same frame last time. Such frames
 //   hold no app data and no key's context, so what they keep alive is bounded by maxScopes.
-// The class is Node's internal: it is learnt from a frame a resource carries (the first callbacks
-// of timers and immediates, and entries, look) and checked against what enterWith() does; where it
-// is not found every entry is an enterWith(), as before. A resource carries no frame until some
-// store was entered, so use() enters rloop's (holding no context, as outside every scope): what
-// the app makes from then on carries one, inside scopes or not.
+// The class is Node's internal: it is learnt as the monitor starts, from the frame AsyncResource's
+// constructor reads (stopped at its first store, before it takes an asyncId or tells a hook: see
+// learn()), and checked against what enterWith() does; where it is not found every entry is an
+// enterWith(), as before. An app whose only async work is awaits gave no callback to learn it from
+// (each scope() then copied two frames: bench/memory.md, tenth pass).
 
-const { executionAsyncResource } = require('node:async_hooks');
+const { AsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 
-// Callbacks, and entries, that look for the class before it is given up. Looking in the first
-// 16 384 callbacks put ≈ 350 instructions on each await by bench/instructions.js's slope; entries
-// are fewer, and where they run in timers and immediates (Node-RED's deliveries) the first finds it.
-const LEARN_CALLBACKS = 1024;
-const LEARN_ENTRIES = 65536;
 const NEVER = Symbol('rloop.noFrame'); // a context's `from` before any frame is cached for it
 const PROBE = Symbol('rloop.probe'); // the value learn() enters, and takes back at once
 
 let store = null; // rloop's AsyncLocalStorage
 let ROOT = null; // the unattributed context: no store
 let Frames = null; // Node's AsyncContextFrame, once learnt
-let tries = 0; // callbacks that looked
-let entryTries = 0;
 // The last entry: the context it replaced, the frame that context was in, and the frame made.
 let last = null;
 let before;
@@ -46,8 +39,7 @@ function use(als, root) {
   ROOT = root;
   root.from = NEVER; // its frame was made for another store
   root.frame = undefined;
-  Frames = null;
-  tries = entryTries = 0;
+  Frames = als instanceof AsyncLocalStorage ? learn() : null;
   forget();
 }
 
@@ -59,10 +51,7 @@ const valueOf = (ctx) => (ctx === ROOT ? undefined : ctx); // unattributed is no
 
 /** Enters `ctx`, which replaces `prev`; restore(prev) then ends the entry. */
 function enter(ctx, prev) {
-  if (Frames === null) {
-    if (entryTries++ < LEARN_ENTRIES) look(executionAsyncResource());
-    if (Frames === null) return store.enterWith(valueOf(ctx));
-  }
+  if (Frames === null) return store.enterWith(valueOf(ctx));
   const from = Frames.current();
   put(ctx, from);
   if (from === undefined ? prev === ROOT : from.get(store) === valueOf(prev)) {
@@ -103,34 +92,34 @@ function plain(from) {
   return v === undefined ? from.has(store) : v.key === undefined;
 }
 
-/** Whether callbacks still look for the class (learn()). */
-function learning() {
-  return Frames === null && tries < LEARN_CALLBACKS;
-}
+const STOP = Symbol('rloop.stop');
 
-/** Looks for the class on the resource `r` whose callback begins. */
-function learn(r) {
-  tries++;
-  look(r);
-}
-
-// Learns the class from a frame `r` carries (a timer's or an immediate's, as its callback runs),
-// if it is one: kept only if enterWith() makes its current() an instance holding the value, and
-// its set() puts the frame before back, as found.
-function look(r) {
-  if (typeof r !== 'object' || r === null || r instanceof Promise) return; // a promise keeps its frame in V8
-  for (const s of Object.getOwnPropertySymbols(r)) {
-    const f = r[s];
-    const C = typeof f === 'object' && f !== null ? f.constructor : undefined;
-    if (typeof C?.current !== 'function' || typeof C.set !== 'function') continue;
-    const was = C.current();
-    store.enterWith(PROBE);
-    const mine = C.current();
-    const made = mine instanceof C && mine !== was && typeof mine.get === 'function' && mine.get(store) === PROBE;
-    C.set(was);
-    if (made && C.current() === was && store.getStore() !== PROBE) Frames = C;
-    return;
+// Node's AsyncContextFrame class, or null: the frame in force (rloop's store was just entered) as
+// AsyncResource's constructor stores it on the new resource, which a prototype that is a Proxy
+// sees. The constructor is stopped at that first store, before it takes an asyncId or calls any
+// hook: the app sees nothing (test/frames.test.js). Kept only if enterWith() makes its current()
+// an instance holding the value, and its set() puts the frame before back, as found.
+function learn() {
+  let frame;
+  function Probe() {}
+  Probe.prototype = new Proxy({}, {
+    set(target, key, value) {
+      frame = value;
+      throw STOP;
+    },
+  });
+  try {
+    Reflect.construct(AsyncResource, ['rloop'], Probe);
+  } catch (e) {
+    if (e !== STOP) return null;
   }
+  const C = typeof frame === 'object' && frame !== null ? frame.constructor : undefined;
+  if (typeof C?.current !== 'function' || typeof C.set !== 'function' || C.current() !== frame) return null;
+  store.enterWith(PROBE);
+  const mine = C.current();
+  const made = mine instanceof C && mine !== frame && typeof mine.get === 'function' && mine.get(store) === PROBE;
+  C.set(frame);
+  return made && C.current() === frame && store.getStore() !== PROBE ? C : null;
 }
 
-module.exports = { NEVER, use, enter, restore, put, learning, learn };
+module.exports = { NEVER, use, enter, restore, put };

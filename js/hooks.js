@@ -22,7 +22,7 @@ const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:
 const dc = require('node:diagnostics_channel');
 const { now } = require('./clock');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
-const { SINCE, WAKE, WANT, OVERFLOWED, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
+const { SINCE, WAKE, WANT, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
 const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
 const frames = require('./frames');
 
@@ -69,7 +69,6 @@ let timerContext = null; // (resource) -> context of a timer created outside any
 const NO_STORE = { getStore() {}, enterWith() {} };
 let store = NO_STORE; // rloop's own AsyncLocalStorage while the scope travels by AsyncContextFrame
 let tagged = false; // whether a resource was tagged while it does: only then can an unscoped callback have a tag
-let slow = false; // tagged, or js/frames.js still learning: `before` takes the long way
 
 // The AsyncLocalStorage built on async hooks propagates in an init hook of its own (_propagate);
 // the one on AsyncContextFrame has none. Read, never run: running it would enable that hook.
@@ -170,15 +169,6 @@ function before(asyncId) {
 // A callback's context by AsyncContextFrame: its store; a handle tagged by a link or retag()
 // wins, and is entered so that what its callback creates inherits it.
 function beforeFramed(asyncId) {
-  if (slow) return beforeSlow(asyncId);
-  begin((depth === 0 ? store.getStore() : nestedContext()) ?? ROOT);
-}
-
-function beforeSlow(asyncId) {
-  if (frames.learning()) {
-    frames.learn(executionAsyncResource());
-    slow = tagged || frames.learning();
-  }
   if (tagged) return beforeTagged(asyncId);
   begin((depth === 0 ? store.getStore() : nestedContext()) ?? ROOT);
 }
@@ -280,7 +270,7 @@ const timerHook = createHook({ init: initTimer });
 function initTimer(asyncId, type, triggerAsyncId, resource) {
   if (type !== 'Timeout' || store.getStore() !== undefined) return;
   resource[tag] = timerContext(resource);
-  tagged = slow = true;
+  tagged = true;
 }
 
 // A connection accepted by a server opened in a scope: published in the server's store, but
@@ -311,7 +301,6 @@ function install(ledger, slots, want) {
     store = new AsyncLocalStorage(); // new per monitor, like the tag
     frames.use(store, ROOT);
     tagged = false;
-    slow = true; // until js/frames.js learnt
     dc.subscribe('net.server.socket', accepted);
     framedHook.enable();
   } else hook.enable();
@@ -357,7 +346,7 @@ function retag(resource, asyncId, ctx) {
   resource[tag] = ctx;
   ringIds[i] = asyncId;
   ringCtx[i] = ctx;
-  tagged = slow = true;
+  tagged = true;
   return prev;
 }
 
@@ -415,11 +404,6 @@ function recordTimeline() {
   };
 }
 
-/** Counts an entry into a name past maxScopes, for the addon to add to its own count. */
-function countOverflow() {
-  L[OVERFLOWED]++;
-}
-
 /** The slot being charged now, or -1 while idle. */
 function running() {
   return R[0];
@@ -436,5 +420,5 @@ function current() {
 }
 
 module.exports = {
-  FRAMES, ROOT, context, keyContext, isContext, newLedger, install, uninstall, atWake, run, enter, restore, countOverflow, running, openWindow, current, recordTimeline, scopeTimers, retag,
+  FRAMES, ROOT, context, keyContext, isContext, newLedger, install, uninstall, atWake, run, enter, restore, running, openWindow, current, recordTimeline, scopeTimers, retag,
 };

@@ -5,9 +5,8 @@
 const SINCE = 1;
 const WAKE = 2;
 const WANT = 3; // set by the addon after a stall that nothing could take a stack of
-const OVERFLOWED = 4; // entries into names past maxScopes, counted by JS (js/monitor.js)
-const WINDOW = 5; // the seq of the window open now, stored by the addon's watch thread
-const HEADER = 6;
+const WINDOW = 4; // the seq of the window open now, stored by the addon's watch thread
+const HEADER = 5;
 
 // Stores a reader on another thread must see in program order (src/ledger.rs): x64 keeps it;
 // on arm64 and armv7 a switch's stores are a seqlock's write, between two Atomics.store of SEQ.
@@ -33,7 +32,6 @@ function newLedger(cells) {
 // that straddles stop() cannot throw.
 const IDLE = new Float64Array(HEADER).fill(-1);
 IDLE[WANT] = 0;
-IDLE[OVERFLOWED] = 0;
 const IDLE_R = runningView(IDLE);
 IDLE_R[0] = -1;
 
@@ -47,4 +45,4 @@ function openSwitch(R) {
   return Atomics.load(R, SEQ);
 }
 
-module.exports = { SINCE, WAKE, WANT, OVERFLOWED, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch };
+module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch };

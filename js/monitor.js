@@ -35,11 +35,13 @@ function unattributed(fn) {
 
 class Monitor extends EventEmitter {
   #native;
+  #addScope; // addScope(name) -> slot, a raw native function
   #bindNative; // bindKey(slot, scope, key), a raw native function
   #options;
   #scopes = new Map(); // name -> context of the scope without a key, at most maxScopes
+  #bySlot = []; // slot -> the same contexts
   #other = new Map(); // automatic -> the one context of every name past maxScopes: '(other)'
-  #full = false; // the addon holds maxScopes names: a new name is '(other)' without asking it
+  #full = false; // the addon holds maxScopes names: it looks every name up from then on
   #keyBase;
   #keyScopes; // key slot - keyBase -> the scope of the key bound to it
   #nextKey = 0;
@@ -70,6 +72,7 @@ class Monitor extends EventEmitter {
     });
     this.on('newListener', (event) => this.#listening(event, true));
     this.on('removeListener', (event) => this.#listening(event, false));
+    this.#addScope = this.#native.scopeAdder();
     this.#bindNative = this.#native.keyBinder();
     if (options.io) {
       this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.#slowIO(e), context: hooks.current });
@@ -189,12 +192,11 @@ class Monitor extends EventEmitter {
     const take = hooks.recordTimeline();
     return () => {
       const { transitions, dropped } = take();
-      const names = new Map([[0, null], [OTHER, OTHER_NAME]]);
-      for (const [name, ctx] of this.#scopes) if (ctx.slot >= FIRST_SCOPE) names.set(ctx.slot, name);
       const nameOf = (slot) => {
         if (slot === IDLE) return false;
         if (slot === FULL) return NOT_RECORDED;
-        return names.get(slot) ?? this.#keyScopes[slot - this.#keyBase]?.name ?? null;
+        if (slot === OTHER) return OTHER_NAME;
+        return this.#bySlot[slot]?.name ?? this.#keyScopes[slot - this.#keyBase]?.name ?? null;
       };
       return { transitions: transitions.map(([t, slot]) => [t, nameOf(slot)]), dropped };
     };
@@ -282,30 +284,37 @@ class Monitor extends EventEmitter {
     this.#timer = timer;
   }
 
-  /** The context charged for `name` (and `key`), registering what is new. */
+  /**
+   * The context charged for `name` (and `key`), registering what is new. Once the registry is
+   * full the addon looks every name up: a Map lookup makes V8 keep an internalized copy of a
+   * fresh string, and an app naming a scope per call would have a million kept (Node 26: +34 MB,
+   * bench/memory.md, tenth pass) where the names past the cap are meant to cost nothing.
+   */
   context(name, key, automatic = false) {
-    let scope = this.#scopes.get(name);
-    if (scope === undefined) {
-      // Names are never unregistered: once full, the addon would only count the call.
-      const slot = this.#full ? OTHER : this.#native.addScope(name);
-      if (slot !== OTHER) {
-        scope = hooks.context(slot, null, name, undefined);
-        scope.automatic = automatic;
-        this.#scopes.set(name, scope);
-      } else scope = this.#overflow(automatic);
-    }
+    const scope = this.#full ? this.#bySlot[this.#addScope(name)] ?? this.#overflow(automatic) : this.#scopes.get(name) ?? this.#register(name, automatic);
     return key === undefined ? scope : this.#bindKey(scope, key);
   }
 
+  #register(name, automatic) {
+    const slot = this.#addScope(name);
+    if (slot === OTHER) {
+      this.#full = true; // names are never unregistered
+      return this.#overflow(automatic);
+    }
+    const scope = hooks.context(slot, null, name, undefined);
+    scope.automatic = automatic;
+    this.#scopes.set(name, scope);
+    this.#bySlot[slot] = scope;
+    return scope;
+  }
+
   /**
-   * The context of a name past maxScopes, '(other)' as the windows say: one for all of them.
-   * Nothing is kept or allocated per name: an app naming a scope per request would otherwise
-   * grow V8's young generation by 16 MB (a context per call, or a cache of names seen; see
-   * bench/memory.md, fifth pass). So each entry past the cap counts, a name seen again too.
+   * The context of a name past maxScopes, '(other)' as the windows say: one for all of them,
+   * counted by the addon. Nothing is kept or allocated per name: an app naming a scope per
+   * request would otherwise grow V8's young generation by 16 MB (a context per call, or a cache
+   * of names seen; see bench/memory.md, fifth pass).
    */
   #overflow(automatic) {
-    if (this.#full) hooks.countOverflow(); // the first was counted by the addon, which said it was full
-    this.#full = true;
     let other = this.#other.get(automatic);
     if (other === undefined) {
       other = hooks.context(OTHER, null, OTHER_NAME, undefined);

@@ -34,7 +34,7 @@ class NativeMonitor {
   constructor(...args) {
     this.#n = new binding.NativeMonitor(...args);
   }
-  addScope(name) { return this.#n.addScope(name); }
+  scopeAdder() { return this.#n.scopeAdder(); }
   keyBinder() { return this.#n.keyBinder(); }
   elu() { return parse(this.#n.elu()); }
   history(after) { return parse(this.#n.history(after)); }

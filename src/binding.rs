@@ -184,39 +184,28 @@ impl NativeMonitor {
         Ok(NativeMonitor { shared, attachment })
     }
 
-    /// Registers a scope name; returns its slot (1, `(other)`, past `maxScopes`).
+    /// A function `addScope(name)` that registers a scope name and returns its slot (1,
+    /// `(other)`, for a new name past `maxScopes`; see `Aggregator::add_scope`). Raw N-API, as
+    /// `keyBinder`: once the names are full it runs for every `scope()`.
     #[napi(catch_unwind)]
-    pub fn add_scope(&self, name: String) -> Result<u32> {
-        self.live(|agg, _, _| agg.add_scope(&name) as u32)
+    pub fn scope_adder(&self, env: Env) -> Result<Unknown<'static>> {
+        raw_function(env, "addScope", add_scope, &self.shared)
     }
 
     /// A function `bindKey(slot, scope, key)` that binds key slot `slot` to `key` of the scope
     /// in slot `scope`. Raw N-API rather than a `#[napi]` method: it runs once per keyed request
     /// or message, and a generated method's instance checks and borrow bookkeeping cost more
-    /// than the binding itself.
+    /// than the binding itself (≈ 1.5 µs a call, measured on addScope).
     #[napi(catch_unwind)]
     pub fn key_binder(&self, env: Env) -> Result<Unknown<'static>> {
-        let data = Box::into_raw(Box::new(self.shared.clone()));
-        let raw = env.raw();
-        // SAFETY: `data` is freed by the finalizer of the function that carries it, once.
-        unsafe {
-            let mut f = ptr::null_mut();
-            let name = "bindKey";
-            if let Err(e) = check(sys::napi_create_function(raw, name.as_ptr().cast(), name.len() as isize, Some(bind_key), data.cast(), &mut f), "napi_create_function")
-                .and_then(|()| check(sys::napi_add_finalizer(raw, f, data.cast(), Some(drop_shared), ptr::null_mut(), ptr::null_mut()), "napi_add_finalizer"))
-            {
-                drop(Box::from_raw(data));
-                return Err(e);
-            }
-            Ok(Unknown::from_raw_unchecked(raw, f))
-        }
+        raw_function(env, "bindKey", bind_key, &self.shared)
     }
 
     /// The current window, read live, with the last complete one as `last`; JSON.
     #[napi(catch_unwind)]
     pub fn elu(&self) -> Result<String> {
         // Read under the lock, written out after it.
-        let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(ledger), agg.history_dropped()))?;
+        let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(), agg.history_dropped()))?;
         let origin = cfg.time_origin;
         to_json(&LiveJson { current: current.json(origin), window_ms: cfg.window_ms, scopes_overflowed: overflowed, history_dropped: dropped, last: last.as_ref().map(|w| w.json(origin)) })
     }
@@ -305,38 +294,91 @@ impl NativeMonitor {
     }
 }
 
-/// Longest key in UTF-8: js/options.js cuts keys to 256 UTF-16 units, at most 3 bytes each.
-const MAX_KEY_BYTES: usize = 1024;
+/// A JS function `name` calling `cb` with `shared` as its data, freed with the function.
+fn raw_function(env: Env, name: &str, cb: unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value, shared: &Arc<Shared>) -> Result<Unknown<'static>> {
+    let data = Box::into_raw(Box::new(shared.clone()));
+    let raw = env.raw();
+    // SAFETY: `data` is freed by the finalizer of the function that carries it, once.
+    unsafe {
+        let mut f = ptr::null_mut();
+        if let Err(e) = check(sys::napi_create_function(raw, name.as_ptr().cast(), name.len() as isize, Some(cb), data.cast(), &mut f), "napi_create_function")
+            .and_then(|()| check(sys::napi_add_finalizer(raw, f, data.cast(), Some(drop_shared), ptr::null_mut(), ptr::null_mut()), "napi_add_finalizer"))
+        {
+            drop(Box::from_raw(data));
+            return Err(e);
+        }
+        Ok(Unknown::from_raw_unchecked(raw, f))
+    }
+}
 
-unsafe extern "C" fn bind_key(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let ok = |status: sys::napi_status, what: &str| if status == sys::Status::napi_ok { Ok(()) } else { Err(format!("rloop: bindKey: {what}")) };
-    let result = std::panic::catch_unwind(|| -> std::result::Result<(), String> {
-        let mut argc = 3usize;
-        let mut argv = [ptr::null_mut(); 3];
+/// Longest name or key in UTF-8: js/options.js takes names of at most 256 UTF-16 units and cuts
+/// keys to as many, at most 3 bytes each.
+const MAX_TEXT_BYTES: usize = 1024;
+
+/// Runs `f` with a raw function's `N` arguments and its `Shared`; its error, or a panic, is
+/// thrown as `rloop: <what>: …`, and its value returned.
+unsafe fn raw_call<const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    what: &str,
+    f: impl FnOnce(&[sys::napi_value; N], &Shared) -> std::result::Result<sys::napi_value, String>,
+) -> sys::napi_value {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut argc = N;
+        let mut argv = [ptr::null_mut(); N];
         let mut data = ptr::null_mut();
         ok(sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data), "arguments")?;
-        let (mut slot, mut scope) = (0u32, 0u32);
-        ok(sys::napi_get_value_uint32(env, argv[0], &mut slot), "slot must be a number")?;
-        ok(sys::napi_get_value_uint32(env, argv[1], &mut scope), "scope must be a number")?;
-        // Not zeroed: N-API writes the `len` bytes read back (and a NUL), per key on the hot path.
-        let mut buf = std::mem::MaybeUninit::<[u8; MAX_KEY_BYTES + 1]>::uninit();
-        let mut len = 0usize;
-        ok(sys::napi_get_value_string_utf8(env, argv[2], buf.as_mut_ptr().cast(), MAX_KEY_BYTES + 1, &mut len), "key must be a string")?;
-        let key = String::from_utf8_lossy(std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len)).into_owned();
-        // SAFETY: `data` is the Arc that key_binder boxed, freed only by this function's finalizer.
-        let shared = &*(data as *const Arc<Shared>);
-        shared
-            .with_ledger(|agg, ledger| agg.bind_key(ledger, slot as usize, scope as usize, key))
-            .ok_or_else(|| "rloop: monitor is stopped".to_owned())?
-    });
+        // SAFETY: `data` is the Arc that raw_function boxed, freed only by the function's finalizer.
+        f(&argv, &*(data as *const Arc<Shared>))
+    }));
     let message = match result {
-        Ok(Ok(())) => return ptr::null_mut(), // undefined
-        Ok(Err(e)) => e,
-        Err(_) => "rloop: panic in bindKey".to_owned(),
+        Ok(Ok(value)) => return value,
+        Ok(Err(e)) => format!("rloop: {what}: {e}"),
+        Err(_) => format!("rloop: panic in {what}"),
     };
     let message = std::ffi::CString::new(message).unwrap_or_default();
     sys::napi_throw_error(env, ptr::null(), message.as_ptr());
     ptr::null_mut()
+}
+
+fn ok(status: sys::napi_status, what: &str) -> std::result::Result<(), String> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(what.to_owned())
+    }
+}
+
+/// A string argument of at most `MAX_TEXT_BYTES` in UTF-8.
+unsafe fn text(env: sys::napi_env, value: sys::napi_value, what: &str) -> std::result::Result<String, String> {
+    // Not zeroed: N-API writes the `len` bytes read back (and a NUL), per call on the hot path.
+    let mut buf = std::mem::MaybeUninit::<[u8; MAX_TEXT_BYTES + 1]>::uninit();
+    let mut len = 0usize;
+    ok(sys::napi_get_value_string_utf8(env, value, buf.as_mut_ptr().cast(), MAX_TEXT_BYTES + 1, &mut len), what)?;
+    Ok(String::from_utf8_lossy(std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len)).into_owned())
+}
+
+const STOPPED: &str = "monitor is stopped";
+
+unsafe extern "C" fn add_scope(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    raw_call::<1>(env, info, "addScope", |argv, shared| {
+        let name = text(env, argv[0], "name must be a string")?;
+        let slot = shared.with_ledger(|agg, _| agg.add_scope(&name)).ok_or(STOPPED)?;
+        let mut value = ptr::null_mut();
+        ok(sys::napi_create_uint32(env, slot as u32, &mut value), "result")?;
+        Ok(value)
+    })
+}
+
+unsafe extern "C" fn bind_key(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    raw_call::<3>(env, info, "bindKey", |argv, shared| {
+        let (mut slot, mut scope) = (0u32, 0u32);
+        ok(sys::napi_get_value_uint32(env, argv[0], &mut slot), "slot must be a number")?;
+        ok(sys::napi_get_value_uint32(env, argv[1], &mut scope), "scope must be a number")?;
+        let key = text(env, argv[2], "key must be a string")?;
+        shared.with_ledger(|agg, ledger| agg.bind_key(ledger, slot as usize, scope as usize, key)).ok_or(STOPPED)??;
+        Ok(ptr::null_mut()) // undefined
+    })
 }
 
 unsafe extern "C" fn drop_shared(_env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {

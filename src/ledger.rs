@@ -9,8 +9,6 @@
 //! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
 //! - `WANT`: set (1) by the idle mark after a stall nothing took a stack of; JS starts a stack
 //!   sampler at its next wake and clears it (js/hooks.js);
-//! - `OVERFLOWED`: entries into scope names past `maxScopes` that JS charged to `(other)`
-//!   without asking the addon (js/monitor.js), added to the addon's own count where it is read;
 //! - `WINDOW`: the `seq` of the window open now, stored by the watch thread as it closes one: the
 //!   Node-RED plugin counts a node's messages in the window each delivery starts in
 //!   (node-red/attribution.js), whenever JS gets to see that window closed;
@@ -60,9 +58,8 @@ pub const RUNNING: usize = 0;
 pub const SINCE: usize = 1;
 pub const WAKE: usize = 2;
 pub const WANT: usize = 3;
-pub const OVERFLOWED: usize = 4;
-pub const WINDOW: usize = 5;
-pub const HEADER: usize = 6;
+pub const WINDOW: usize = 4;
+pub const HEADER: usize = 5;
 
 /// Looks of `snapshot` for a settled reading (the writer's switch takes tens of ns).
 const TRIES: u32 = 8;
@@ -186,11 +183,6 @@ impl Ledger {
         }
         let (at, slots) = unsettled.expect("TRIES > 0");
         (at, slots.into_iter().map(|s| (s, self.read(s, None, at))).collect())
-    }
-
-    /// Entries past `maxScopes` JS counted (see `OVERFLOWED`).
-    pub fn overflowed(&self) -> u64 {
-        self.get(OVERFLOWED) as u64
     }
 
     /// Window `seq` is open from now on (see `WINDOW`). Any thread: JS reads the cell as one

@@ -45,7 +45,7 @@ pub struct Totals {
 
 impl Totals {
     pub fn read(agg: &Aggregator, ledger: &Ledger, now: f64) -> Self {
-        Totals { all: agg.totals(ledger, now), scopes_overflowed: agg.scopes_overflowed(ledger) }
+        Totals { all: agg.totals(ledger, now), scopes_overflowed: agg.scopes_overflowed() }
     }
 }
 

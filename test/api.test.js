@@ -11,6 +11,8 @@ const native = require('../js/native');
 const { HEADER } = require('../js/ledger');
 const { busy, scopeIn } = require('./helpers');
 
+const OTHER = 1; // the slot of '(other)'
+
 test('invalid options throw a TypeError or RangeError that names the option', () => {
   const cases = [
     [{ windowMs: '1000' }, TypeError, /'windowMs' must be an integer/],
@@ -77,12 +79,15 @@ test('a Rust panic becomes a JS exception and the process lives on', () => {
   assert.strictEqual(rloop.scope('x', () => 1), 1);
 });
 
-test('the raw key binder turns bad arguments and a stopped monitor into exceptions', () => {
+test('the raw scope adder and key binder turn bad arguments and a stopped monitor into exceptions', () => {
   const [maxScopes, keySlots] = [2, 4];
   const ledger = new Float64Array(native.ledgerCells(maxScopes, keySlots));
   const options = { threadId: 0, windowMs: 1000, history: 2, maxScopes, keySlots, maxKeys: 4, worstKeys: 2, clockOffsetMs: 0, timeOrigin: 0 };
   const nm = new native.NativeMonitor(ledger.buffer, options);
-  const scope = nm.addScope('s');
+  const addScope = nm.scopeAdder();
+  const scope = addScope('s');
+  assert.deepStrictEqual([addScope('名前-🔑'.repeat(64)), addScope('t'), addScope('s'), addScope('u')], [scope + 1, OTHER, scope, OTHER], 'past maxScopes, a name seen before keeps its slot');
+  assert.throws(() => addScope(42), /addScope: name must be a string/);
   const keySlot = 2 + maxScopes;
   const bind = nm.keyBinder();
   const key = 'ключ-🔑'.repeat(36); // non-ASCII, as long as a key gets (252 UTF-16 units)
@@ -95,7 +100,8 @@ test('the raw key binder turns bad arguments and a stopped monitor into exceptio
   assert.throws(() => bind('x', scope, 'k'), /bindKey: slot must be a number/);
   assert.throws(() => bind(keySlot, scope, 42), /bindKey: key must be a string/);
   nm.stop();
-  assert.throws(() => bind(keySlot, scope, 'k'), /monitor is stopped/);
+  assert.throws(() => bind(keySlot, scope, 'k'), /bindKey: monitor is stopped/);
+  assert.throws(() => addScope('s'), /addScope: monitor is stopped/);
 });
 
 test('scopes past maxScopes are charged to (other) and counted', () => {

@@ -52,6 +52,26 @@ test('names past maxScopes are not kept: 200 000 of them grow the heap < 4 MB', 
   }
 });
 
+// Node 26's V8 answers a Map lookup of a fresh string by internalizing it (the string becomes a
+// thin one, its copy kept in old space and the string table): a million names past the cap cost
+// +34 MB that way (bench/memory.md, tenth pass). Once full, the addon looks names up.
+test('past maxScopes a name is looked up without V8 keeping a copy; names seen before keep their scope', () => {
+  const script = `const rloop = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const mon = rloop.start({ maxScopes: 3, lag: false, io: false });
+    for (const n of ['a', 'b', 'c', 'd']) rloop.scope(n, () => {});
+    const fresh = (p) => p + '-' + (1000 + Math.floor(Math.random() * 1000));
+    const name = fresh('new');
+    rloop.scope(name, () => {});
+    %DebugPrint(name);
+    const seen = ['b', 'new'].map((p) => rloop.scope(p === 'b' ? ['b'].join('') : fresh(p), () => rloop.current().scope));
+    const { scopesOverflowed } = mon.totals();
+    mon.stop();
+    console.log(JSON.stringify({ seen, scopesOverflowed }));`;
+  const out = execFileSync(process.execPath, ['--allow-natives-syntax', '-e', script], { encoding: 'utf8' });
+  assert.doesNotMatch(out, /THIN_/, 'the name was internalized');
+  assert.deepStrictEqual(JSON.parse(out.trim().split('\n').pop()), { seen: ['b', '(other)'], scopesOverflowed: 3 });
+});
+
 test('a history of wide windows is bounded: fewer windows kept, the rest counted in historyDropped', async () => {
   const rloop = require('..');
   const { setTimeout: sleep } = require('node:timers/promises');

@@ -95,7 +95,7 @@ pub(super) fn copy(agg: &Aggregator, ledger: &Ledger, lag: Option<&Lag>, now: f6
         let lasted = now - ledger.wake();
         (lasted >= lag.threshold_ms()).then(|| (agg.scope_of(slot), lasted))
     });
-    Copied { totals: agg.raw_totals(ledger, now), last: agg.last(), stalls: lag.map(|l| l.totals().clone()), stalled, overflowed: agg.scopes_overflowed(ledger) }
+    Copied { totals: agg.raw_totals(ledger, now), last: agg.last(), stalls: lag.map(|l| l.totals().clone()), stalled, overflowed: agg.scopes_overflowed() }
 }
 
 /// The figures of monitor `m`; `None` once it is detached.
