@@ -9,8 +9,9 @@
 // - a restore() puts back the very frame its enter() replaced, when that frame held the context
 //   restored and neither frame changed since (an app's `als.disable()` deletes from the frame);
 // - an entry of a scope from a frame that holds nothing but rloop's store, with a scope or no
-//   context in it, takes the frame made for that scope from that same frame last time. Such frames
-//   hold no app data and no key's context, so what they keep alive is bounded by maxScopes.
+//   context in it, takes the frame made for that scope from that same frame last time, from the
+//   scope's second entry from it on (a scope entered once keeps no frame). Such frames hold no app
+//   data and no key's context, so what they keep alive is bounded by maxScopes.
 // The class is Node's internal: it is learnt as the monitor starts, from the frame AsyncResource's
 // constructor reads (stopped at its first store, before it takes an asyncId or tells a hook: see
 // learn()), and checked against what enterWith() does; where it is not found every entry is an
@@ -76,11 +77,14 @@ function restore(ctx) {
 /** Enters `ctx` in the current frame, `from`. */
 function put(ctx, from = Frames?.current()) {
   if (Frames === null) return store.enterWith(valueOf(ctx));
-  if (ctx.from === from) return Frames.set(ctx.frame);
+  if (ctx.from === from && ctx.frame !== undefined) return Frames.set(ctx.frame);
   store.enterWith(valueOf(ctx));
   if (ctx.key === undefined && plain(from)) {
-    ctx.from = from;
-    ctx.frame = Frames.current();
+    if (ctx.from === from) ctx.frame = Frames.current();
+    else {
+      ctx.from = from;
+      ctx.frame = undefined;
+    }
   }
 }
 

@@ -160,20 +160,21 @@ test('an entry copies no frame where the copy would change nothing', { skip: NO_
   try {
     const seen = await inFramedCallback(() => {
       const before = timer('before');
-      const inA = [rloop.scope('a', () => timer('a, first')), rloop.scope('a', () => timer('a, again'))];
+      const inA = ['a, first', 'a, second', 'a, third'].map((what) => rloop.scope('a', () => timer(what)));
       const afterScopes = timer('after the scopes');
       const prev = rloop.enter('b');
       const inB = timer('b');
       rloop.restore(prev);
       return { before, inA, afterScopes, inB, afterRestore: timer('after restore') };
     });
-    assert.strictEqual(seen.inA[0], seen.inA[1], "the frame made for 'a' from this frame, reused");
-    assert.notStrictEqual(seen.inA[0], seen.before);
+    assert.notStrictEqual(seen.inA[0], seen.inA[1], 'a scope entered once from a frame keeps no frame');
+    assert.strictEqual(seen.inA[1], seen.inA[2], "the frame made for 'a' from this frame on its second entry, reused");
+    assert.notStrictEqual(seen.inA[1], seen.before);
     assert.strictEqual(seen.afterScopes, seen.before, 'each scope() put back the frame it replaced');
     assert.notStrictEqual(seen.inB, seen.before);
     assert.strictEqual(seen.afterRestore, seen.before, 'restore() put back the frame enter() replaced');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.deepStrictEqual(ran, [['before', 'host'], ['a, first', 'a'], ['a, again', 'a'], ['after the scopes', 'host'], ['b', 'b'], ['after restore', 'host']]);
+    assert.deepStrictEqual(ran, [['before', 'host'], ['a, first', 'a'], ['a, second', 'a'], ['a, third', 'a'], ['after the scopes', 'host'], ['b', 'b'], ['after restore', 'host']]);
     // The same in every kind of callback, and the app's stores as without rloop, from frames seen before.
     const stores = await appStores();
     assert.deepStrictEqual(await inFramedCallback(appStores), stores);
@@ -200,8 +201,8 @@ test('the class is learnt as the monitor starts, in an app of awaits only', { sk
         clearTimeout(t);
         return f;
       });
-      const [first, again] = [frameIn(), frameIn()];
-      console.log(JSON.stringify({ framed: typeof first === 'object', reused: first === again }));
+      const [, second, third] = [frameIn(), frameIn(), frameIn()];
+      console.log(JSON.stringify({ framed: typeof second === 'object', reused: second === third }));
       mon.stop();
     })();`;
   const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
