@@ -37,6 +37,12 @@ function busy(ms) {
   return now - start;
 }
 
+/** CPU time of the main thread, ms (the whole process's before Node 22, which has no threadCpuUsage). */
+function cpuMs() {
+  const { user, system } = (process.threadCpuUsage ?? process.cpuUsage)();
+  return (user + system) / 1000;
+}
+
 /** The window entry for scope `name`, or a zero entry when the scope was not charged. */
 function scopeIn(window, name) {
   return window.scopes.find((s) => s.name === name) ?? { name, elu: 0, busyMs: 0, calls: 0 };
@@ -157,5 +163,5 @@ async function inChromium(name, html, fn) {
 }
 
 module.exports = {
-  busy, sleep, scopeIn, nodeFor, nodeRedFor, onPath, newestGlibc, compareVersions, primeStackSampler, inChromium, CHROMIUM, NODE_LINES, NODE_RED_LINES,
+  busy, cpuMs, sleep, scopeIn, nodeFor, nodeRedFor, onPath, newestGlibc, compareVersions, primeStackSampler, inChromium, CHROMIUM, NODE_LINES, NODE_RED_LINES,
 };
