@@ -37,13 +37,15 @@ test('reads of 50 000 keyed scopes hold all of them; the history keeps the newes
     const calls = new Map(totals.scopes.map((s) => [s.name, s.calls]));
     for (let i = 0; i < SCOPES; i++) rloop.scope(`s${i}`, () => {}, { key: `k${n++}` });
     // One live read holds every scope charged (1.4 M values and more), however many windows
-    // closed while the loop ran (a loaded machine): the current one began within the loop.
+    // closed while the loop ran (a loaded machine): the current one began within the loop, or,
+    // when one closed between the loop's end and the read (seen in CI on Node 22), the last did.
     const live = mon.elu();
     assert.strictEqual(live.windowMs, 150);
     const after = mon.totals();
     assert.strictEqual(after.scopes.length, SCOPES);
     assert.ok(after.scopes.every((s) => s.calls === calls.get(s.name) + 1), 'every scope charged once more');
-    assert.ok(live.scopes.length >= 1 && live.last !== null);
+    assert.ok(live.last !== null, 'a complete window');
+    assert.ok(live.scopes.length >= 1 || live.last.scopes.length >= 1, `scopes charged: ${live.scopes.length} now, ${live.last.scopes.length} in the last window`);
     const [me] = rloop.threads().filter((t) => t.windowMs === 150);
     assert.ok(me.last.seq >= 3 && Array.isArray(me.current.scopes));
   } finally {
