@@ -26,6 +26,10 @@ const PROBE = Symbol('rloop.probe'); // the value learn() enters, and takes back
 let store = null; // rloop's AsyncLocalStorage
 let ROOT = null; // the unattributed context: no store
 let Frames = null; // Node's AsyncContextFrame, once learnt
+// On each frame rloop makes, the context it holds: read at every callback (context()), where a
+// Map lookup is most of what finding the scope costs. New per monitor: a frame of an earlier
+// one holds no context of this one.
+let CONTEXT = Symbol('rloop.context');
 // The last entry: the context it replaced, the frame that context was in, and the frame made.
 let last = null;
 let before;
@@ -40,8 +44,19 @@ function use(als, root) {
   ROOT = root;
   root.from = NEVER; // its frame was made for another store
   root.frame = undefined;
+  CONTEXT = Symbol('rloop.context');
   Frames = als instanceof AsyncLocalStorage ? learn() : null;
+  if (Frames !== null) Frames.current()[CONTEXT] = root;
   forget();
+}
+
+/** The context of the frame in force: the one rloop entered there, or ROOT. */
+function context() {
+  if (Frames === null) return store.getStore() ?? ROOT;
+  const frame = Frames.current();
+  if (frame === undefined) return ROOT;
+  const ctx = frame[CONTEXT];
+  return ctx !== undefined ? ctx : frame.get(store) ?? ROOT; // a frame the app made, from one of rloop's
 }
 
 function forget() {
@@ -79,8 +94,10 @@ function put(ctx, from = Frames?.current()) {
   if (Frames === null) return store.enterWith(valueOf(ctx));
   if (ctx.from === from && ctx.frame !== undefined) return Frames.set(ctx.frame);
   store.enterWith(valueOf(ctx));
+  const frame = Frames.current();
+  frame[CONTEXT] = ctx;
   if (ctx.key === undefined && plain(from)) {
-    if (ctx.from === from) ctx.frame = Frames.current();
+    if (ctx.from === from) ctx.frame = frame;
     else {
       ctx.from = from;
       ctx.frame = undefined;
@@ -126,4 +143,4 @@ function learn() {
   return made && C.current() === frame && store.getStore() !== PROBE ? C : null;
 }
 
-module.exports = { NEVER, use, enter, restore, put };
+module.exports = { NEVER, use, context, enter, restore, put };

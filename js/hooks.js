@@ -15,8 +15,9 @@
 // in a store of rloop's own instead, entered by enter() and restore() (js/frames.js, which
 // copies no frame where it can): V8 carries it to every continuation with no `init` hook, which
 // is most of the cost of an await (bench/acf.md).
-// `before` reads the store; only handles created before any JS runs (accepted connections)
-// and handles handed to another scope by retag() are found in the ring.
+// `before` reads the store (from the frame itself where rloop made it: js/frames.js context());
+// only handles created before any JS runs (accepted connections) and handles handed to another
+// scope by retag() are found in the ring.
 
 const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 const dc = require('node:diagnostics_channel');
@@ -170,19 +171,19 @@ function before(asyncId) {
 // wins, and is entered so that what its callback creates inherits it.
 function beforeFramed(asyncId) {
   if (tagged) return beforeTagged(asyncId);
-  begin((depth === 0 ? store.getStore() : nestedContext()) ?? ROOT);
+  begin(depth === 0 ? frames.context() : nestedContext());
 }
 
 function beforeTagged(asyncId) {
   const i = asyncId & (RING - 1);
   if (ringIds[i] === asyncId) return begin(entered(ringCtx[i]));
-  const ctx = depth === 0 ? store.getStore() : nestedContext();
-  begin(ctx !== undefined ? ctx : entered(executionAsyncResource()?.[tag] ?? ROOT));
+  const ctx = depth === 0 ? frames.context() : nestedContext();
+  begin(ctx !== ROOT ? ctx : entered(executionAsyncResource()?.[tag] ?? ROOT));
 }
 
 /** A tag's context, entered for the rest of the callback (Node restores the frame after it). */
 function entered(ctx) {
-  if (store !== NO_STORE && (store.getStore() ?? ROOT) !== ctx) frames.put(ctx);
+  if (store !== NO_STORE && frames.context() !== ctx) frames.put(ctx);
   return ctx;
 }
 
@@ -191,14 +192,15 @@ function entered(ctx) {
 let frameKey;
 function nestedContext() {
   const r = executionAsyncResource();
-  if (typeof r !== 'object' || r === null) return store.getStore();
+  if (typeof r !== 'object' || r === null) return frames.context();
   frameKey ??= Object.getOwnPropertySymbols(r).find((s) => s.description === 'context_frame');
-  if (frameKey === undefined || !Object.hasOwn(r, frameKey)) return store.getStore();
-  return r[frameKey]?.get(store);
+  if (frameKey === undefined || !Object.hasOwn(r, frameKey)) return frames.context();
+  return r[frameKey]?.get(store) ?? ROOT;
 }
 
 function begin(ctx) {
-  stack[depth++] = cur;
+  if (depth !== 0) stack[depth] = cur; // a callback's after() at depth 0 goes back to ROOT, not to cur
+  depth++;
   cur = ctx;
   const slot = slotOf(ctx);
   L[CALLS + slot]++;

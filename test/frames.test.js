@@ -129,6 +129,32 @@ test('every kind of callback runs in the scope that started it', async () => {
   }
 });
 
+// js/frames.js context(): a callback finds its scope on the frame rloop made (the frames it
+// makes carry their context), else in rloop's store of the frame the app made from one of
+// rloop's. A frame of an earlier monitor, carrying its context, means nothing to the next.
+test("a frame the app made inside a scope still reads the scope; one of an earlier monitor none", async () => {
+  const als = new AsyncLocalStorage();
+  const seen = {};
+  const at = (name, resolve) => () => resolve((seen[name] = rloop.current().scope));
+  const mon = rloop.start({ lag: false, io: false });
+  let late;
+  try {
+    await new Promise((resolve) => rloop.scope('s', () => als.run('app', () => setImmediate(at('app frame', resolve)))));
+    await new Promise((resolve) => rloop.scope('s', () => setImmediate(at("rloop's frame", resolve))));
+    late = new Promise((resolve) => rloop.scope('old', () => setTimeout(at('earlier monitor', resolve), 50)));
+  } finally {
+    mon.stop();
+  }
+  const next = rloop.start({ lag: false, io: false });
+  try {
+    rloop.scope('other', () => {}); // the next monitor's first scope takes the slot 'old' had
+    await late;
+  } finally {
+    next.stop();
+  }
+  assert.deepStrictEqual(seen, { 'app frame': 's', "rloop's frame": 's', 'earlier monitor': null });
+});
+
 // js/frames.js: with Node's AsyncContextFrame class learnt (from a frame a resource carries), an
 // entry reuses the frame it made from the same frame before, and a restore() puts back the frame
 // its entry replaced, instead of copying the frame each time. A timer keeps the frame it was
