@@ -52,8 +52,10 @@ function use(als, root) {
 
 /** The context of the frame in force: the one rloop entered there, or ROOT. */
 function context() {
-  if (Frames === null) return store.getStore() ?? ROOT;
-  const frame = Frames.current();
+  return Frames === null ? store.getStore() ?? ROOT : contextIn(Frames.current());
+}
+
+function contextIn(frame) {
   if (frame === undefined) return ROOT;
   const ctx = frame[CONTEXT];
   return ctx !== undefined ? ctx : frame.get(store) ?? ROOT; // a frame the app made, from one of rloop's
@@ -70,7 +72,7 @@ function enter(ctx, prev) {
   if (Frames === null) return store.enterWith(valueOf(ctx));
   const from = Frames.current();
   put(ctx, from);
-  if (from === undefined ? prev === ROOT : from.get(store) === valueOf(prev)) {
+  if (contextIn(from) === prev) {
     last = prev;
     before = from;
     beforeSize = from?.size ?? 0;
