@@ -13,8 +13,9 @@
 // and two floors without rloop: `hooks` (empty async hooks) and `clock` (empty hooks that read the
 // clock once per callback, the least exact timing of every callback costs); `hooks2` and `clock2`
 // are the same without `init`, the floors on Node ≥ 24 (bench/acf.md); `redhooks`, the plugin's
-// three Node-RED hooks left empty. `--configs a,b` picks some (`none` always runs: the ratios
-// are to it).
+// three Node-RED hooks left empty; `redclock`, the floor of the plugin on Node ≥ 24: those hooks
+// reading the clock where a delivery changes scope (onReceive, postReceive), beside `clock2`.
+// `--configs a,b` picks some (`none` always runs: the ratios are to it).
 // Prints a table; raw samples and the environment go to bench/results/node-red-<time>.json.
 // `--instructions`: instructions per message instead (valgrind, as bench/instructions.js counts
 // them: the slope between N / 4 and N messages, default 8 000, Node on one thread). Everything
@@ -41,11 +42,13 @@ const CONFIGS = {
   clock2: { plugin: false, settings: {}, floor: 'clock2' },
   // The plugin's three Node-RED hooks (onReceive, postReceive, onSend), empty: what hooking
   // every delivery costs in Node-RED itself, before any attribution.
-  redhooks: { plugin: false, settings: {}, redHooks: true },
+  redhooks: { plugin: false, settings: {}, redHooks: 'empty' },
+  redclock: { plugin: false, settings: {}, redHooks: 'clock', floor: 'clock2' },
 };
 const IN_FLIGHT = 200; // messages between the inject and the debug node at any time
 const WARMUP_MS = 1500;
 const VALGRIND_KEYED = 10;
+let clockSink = 0; // keeps the clock reads of `redclock` from being optimised away
 
 // Flow nodes need x and y: without them Node-RED takes a node for a config node.
 const FLOWS = [
@@ -69,7 +72,9 @@ async function child(config, seconds, nodeRed, messages) {
   if (floor) require('./configs').CONFIGS[floor].setup(); // the same hooks as bench/run.js's
   const scaled = messages && settings.rloop?.enabled !== false ? { rloop: { ...settings.rloop, keyed: VALGRIND_KEYED } } : {};
   const { RED } = await startNodeRed({ nodeRed, flows: FLOWS, plugin, settings: { ...settings, ...scaled } });
-  if (redHooks) for (const hook of ['onReceive', 'postReceive', 'onSend']) RED.hooks.add(`${hook}.bench`, (event) => {}); // one argument: a hook of two waits for its callback
+  // One argument each: Node-RED waits on a hook of two for its callback, and one of none stalled the flow.
+  const clocked = (event) => { clockSink += performance.now(); };
+  if (redHooks) for (const hook of ['onReceive', 'postReceive', 'onSend']) RED.hooks.add(`${hook}.bench`, redHooks === 'clock' && hook !== 'onSend' ? clocked : (event) => {});
   const inject = RED.nodes.getNode('inj');
   let sent = 0;
   let done = 0;

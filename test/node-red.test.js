@@ -297,7 +297,7 @@ test('bench/node-red.js --quick measures every configuration and writes its resu
     const table = execFileSync(process.execPath, [path.join(__dirname, '..', 'bench', 'node-red.js'), '--quick', '--node-red', nodeRed, '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const [file] = fs.readdirSync(out);
     const result = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
-    const configs = ['none', 'on', 'off', 'core', 'hooks', 'clock', 'hooks2', 'clock2', 'redhooks'];
+    const configs = ['none', 'on', 'off', 'core', 'hooks', 'clock', 'hooks2', 'clock2', 'redhooks', 'redclock'];
     assert.deepEqual(Object.keys(result.perSecond), configs);
     for (const [config, s] of Object.entries(result.perSecond)) assert.ok(s.median > 100, `${config}: ${s.median} msg/s`);
     assert.deepEqual(Object.keys(result.ratio), configs.slice(1));
