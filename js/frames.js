@@ -55,6 +55,7 @@ function context() {
   return Frames === null ? store.getStore() ?? ROOT : contextIn(Frames.current());
 }
 
+/** The context `frame` holds, ROOT for none or no frame. */
 function contextIn(frame) {
   if (frame === undefined) return ROOT;
   const ctx = frame[CONTEXT];
@@ -145,4 +146,4 @@ function learn() {
   return made && C.current() === frame && store.getStore() !== PROBE ? C : null;
 }
 
-module.exports = { NEVER, use, context, enter, restore, put };
+module.exports = { NEVER, use, context, contextIn, enter, restore, put };

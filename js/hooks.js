@@ -195,7 +195,7 @@ function nestedContext() {
   if (typeof r !== 'object' || r === null) return frames.context();
   frameKey ??= Object.getOwnPropertySymbols(r).find((s) => s.description === 'context_frame');
   if (frameKey === undefined || !Object.hasOwn(r, frameKey)) return frames.context();
-  return r[frameKey]?.get(store) ?? ROOT;
+  return frames.contextIn(r[frameKey]);
 }
 
 function begin(ctx) {
