@@ -121,7 +121,7 @@ const STOP = Symbol('rloop.stop');
 // Node's AsyncContextFrame class, or null: the frame in force (rloop's store was just entered) as
 // AsyncResource's constructor stores it on the new resource, which a prototype that is a Proxy
 // sees. The constructor is stopped at that first store, before it takes an asyncId or calls any
-// hook: the app sees nothing (test/frames.test.js). Kept only if enterWith() makes its current()
+// hook: the app sees nothing (test/attribution/frames.test.js). Kept only if enterWith() makes its current()
 // an instance holding the value, and its set() puts the frame before back, as found.
 function learn() {
   let frame;
