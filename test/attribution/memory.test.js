@@ -142,7 +142,13 @@ test('windows of 10 000 keyed scopes keep their key statistics in a few blocks: 
     });
     const kept = mon.history();
     t.diagnostic(`kept: ${kept.map((w) => `${w.seq}: ${keyed(w).length} keyed${clean(w) ? '' : ' (not clean)'}`).join(', ')}; historyDropped ${mon.elu().historyDropped}`);
-    assert.ok(kept.length >= 3 && kept.slice(-3).every(clean), `kept ${kept.map((w) => keyed(w).length).join(', ')} keyed scopes`);
+    // The wide windows kept are the last three clean ones. A window may close after them before
+    // this read (their event comes late behind a round of 10 000 calls): no round ran in it, so
+    // it holds no keyed scope, and small, it fits the budget beside them.
+    const last = kept.findLastIndex((w) => keyed(w).length >= 10_000);
+    const wide = kept.slice(0, last + 1);
+    assert.ok(wide.length >= 3 && wide.slice(-3).every(clean), `kept ${kept.map((w) => keyed(w).length).join(', ')} keyed scopes`);
+    assert.deepEqual(kept.slice(last + 1).map((w) => keyed(w).length).filter((n) => n > 0), [], 'no round after the last wide window');
     assert.ok(mon.elu().historyDropped >= 1, 'older wide windows were dropped to stay in the budget');
   } finally {
     mon.stop();
