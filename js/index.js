@@ -8,6 +8,7 @@ const { startOptions, scopeName, scopeKey, describe } = require('./options');
 const heap = require('./heap');
 const { analyze } = require('./analyze');
 const { compare } = require('./compare');
+const { warnIfUnpatched } = require('./node-support');
 
 let active = null; // this thread's running monitor
 
@@ -20,6 +21,7 @@ function start(options) {
   active = new Monitor(opts, (m) => {
     if (active === m) active = null;
   });
+  warnIfUnpatched();
   return active;
 }
 
