@@ -13,8 +13,9 @@ out=$(cd "$out_arg" && pwd)
 cd "$(dirname "$0")/.."
 
 declare -A triple=([linux-x64-gnu]=x86_64-unknown-linux-gnu [linux-arm64-gnu]=aarch64-unknown-linux-gnu
-  [linux-arm-gnueabihf]=armv7-unknown-linux-gnueabihf)
-all=(linux-x64-gnu linux-arm64-gnu linux-arm-gnueabihf) # package.json's napi targets, by platform name
+  [linux-arm-gnueabihf]=armv7-unknown-linux-gnueabihf [linux-x64-musl]=x86_64-unknown-linux-musl
+  [linux-arm64-musl]=aarch64-unknown-linux-musl)
+all=(linux-x64-gnu linux-arm64-gnu linux-arm-gnueabihf linux-x64-musl linux-arm64-musl) # package.json's napi targets, by platform name
 platforms=("$@")
 ((${#platforms[@]})) || platforms=("${all[@]}")
 

@@ -5,12 +5,22 @@
 # stays the native build for development; napi passes it --target too, so this build has its
 # own target dir, else the two would rebuild over each other, and a fingerprint that missed the
 # linker could pass the native build off as this one. Cargo's freshness check makes reruns cheap.
+# A musl target links musl's libc dynamically (-crt-static off: Rust's musl targets link it
+# statically by default, and then build no cdylib), as Node does on Alpine.
 #   scripts/zigbuild.sh x86_64-unknown-linux-gnu | aarch64-unknown-linux-gnu | armv7-unknown-linux-gnueabihf
+#                       | x86_64-unknown-linux-musl | aarch64-unknown-linux-musl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target=${1:?usage: scripts/zigbuild.sh TARGET}
 command -v cargo-zigbuild >/dev/null || { echo "scripts/zigbuild.sh: cargo-zigbuild is missing (pip install cargo-zigbuild)" >&2; exit 1; }
 
-CARGO_TARGET_DIR=target/zig CARGO_PROFILE_RELEASE_STRIP=symbols cargo zigbuild --quiet --release --target "$target.2.17" >&2
+case $target in
+  *-musl*)
+    flags_var="CARGO_TARGET_$(echo "$target" | tr 'a-z-' 'A-Z_')_RUSTFLAGS"
+    export "$flags_var=-C target-feature=-crt-static"
+    zig_target=$target ;;
+  *) zig_target=$target.2.17 ;;
+esac
+CARGO_TARGET_DIR=target/zig CARGO_PROFILE_RELEASE_STRIP=symbols cargo zigbuild --quiet --release --target "$zig_target" >&2
 echo "$PWD/target/zig/$target/release/librloop.so"

@@ -40,13 +40,20 @@ fn add_up(since: &AtomicUsize, freed: usize) -> bool {
 }
 
 /// Returns the pages glibc's malloc keeps after frees to the system. True if some were.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn give_back_freed() -> bool {
     extern "C" {
-        // glibc: every target this addon is built for is a -gnu one.
         fn malloc_trim(pad: usize) -> std::os::raw::c_int;
     }
     // SAFETY: malloc_trim takes no pointers and is thread-safe.
     unsafe { malloc_trim(0) != 0 }
+}
+
+/// Other allocators (musl's, Windows', macOS's) give freed pages back on their own: nothing
+/// to ask, nothing released here.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn give_back_freed() -> bool {
+    false
 }
 
 /// Called with the `wake` of a stall on the thread it watches, while the stall goes on.

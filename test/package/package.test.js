@@ -4,7 +4,7 @@
 // the Node line running the tests (test/plan.js: 22 and 24).
 // The packed addon is built against glibc 2.17 (scripts/zigbuild.sh), not the host's: it must load
 // wherever a supported Node build does.
-// The arm platform packages are tested on arm Node under qemu: scripts/test-arm.js.
+// The other platform packages (arm, musl) are tested on their own Node builds: scripts/test-platforms.js.
 
 const { describe, before, after, test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -83,7 +83,7 @@ describe('npm package', () => {
     const missing = expected.filter((f) => !files.includes(f));
     assert.deepEqual(missing, [], `missing from the main tarball: ${missing.join(', ')}`);
     assert.deepEqual(files.filter((f) => f.endsWith('.node')), []);
-    const platforms = ['rloop-linux-x64-gnu', 'rloop-linux-arm64-gnu', 'rloop-linux-arm-gnueabihf'];
+    const platforms = ['rloop-linux-x64-gnu', 'rloop-linux-arm64-gnu', 'rloop-linux-arm-gnueabihf', 'rloop-linux-x64-musl', 'rloop-linux-arm64-musl'];
     assert.deepEqual(tarJson(mainTgz, 'package.json').optionalDependencies, Object.fromEntries(platforms.map((p) => [p, version])));
   });
 

@@ -7,7 +7,7 @@
 // interval again or an idle gap (20 ms, twice the window, stretches ≈ 3 ms). The stretch is
 // allowed for: a writer descheduled between its clock read and its stores starts its next
 // interval in the past, after the reader charged that time to the previous scope (the loop was
-// busy all along, one long stretch). scripts/test-arm.js runs this under qemu-user on arm, where
+// busy all along, one long stretch). scripts/test-platforms.js runs this under qemu-user on arm, where
 // each switch is a seqlock's write (src/ledger.rs): JS's and the prepare handle's counts must
 // agree and readers settle. qemu on an x64 host keeps x64's store order, so it checks the
 // protocol, not arm's reorderings; the argument for those is in src/ledger.rs.

@@ -1,8 +1,9 @@
 'use strict';
-// The installed package on another CPU (scripts/test-arm.js runs this file under qemu-user with
-// a real arm Node, in a clean project where `rloop` comes from the npm tarballs): it loads its
-// platform package's addon, attributes, reports a stall with the blocker's stack, and captures a
-// report. Run in this repo, `rloop` is the package itself and the addon the local build.
+// The installed package on another platform (scripts/test-platforms.js runs this file with a
+// real Node of that platform — arm under qemu-user, musl in an Alpine-like root — in a clean
+// project where `rloop` comes from the npm tarballs): it loads its platform package's addon,
+// attributes, reports a stall with the blocker's stack, and captures a report. Run in this repo,
+// `rloop` is the package itself and the addon the local build.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
