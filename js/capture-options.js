@@ -3,6 +3,7 @@
 
 const fs = require('node:fs');
 const nodePath = require('node:path');
+const { pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const profiler = require('./profile');
 const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('./options');
 const { epochMs } = require('./clock');
@@ -95,7 +96,7 @@ function watchOptions(options) {
 /** `{pid}`, `{time}` (ISO, file-safe) and `{n}` (capture number) in output paths. */
 function expand(path, n, at) {
   const time = new Date(at).toISOString().replace(/[:.]/g, '-');
-  return path.replaceAll('{pid}', String(process.pid)).replaceAll('{time}', time).replaceAll('{n}', String(n));
+  return path.replaceAll('{pid}', String(pid)).replaceAll('{time}', time).replaceAll('{n}', String(n));
 }
 
 /** The number of the capture starting now, for `{n}`. */

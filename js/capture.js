@@ -6,6 +6,7 @@
 // blocked loop, a terminated worker), the addon writes the JSON itself (src/report.rs).
 
 const fs = require('node:fs');
+const { platform, arch, pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const { threadId } = require('node:worker_threads');
 const { epochMs, ORIGIN } = require('./clock');
 const heap = require('./heap');
@@ -207,7 +208,6 @@ class Capture {
   }
 
   #meta(end, partial, reason) {
-    const { platform, arch, pid } = process;
     const start = this.#start;
     const options = { ...this.#inner.options, ...this.#o };
     return { tool: 'rloop', version, node: process.version, v8: process.versions.v8, platform, arch, pid, thread: threadId, start, end, partial, reason, options };

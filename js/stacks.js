@@ -23,7 +23,10 @@ function startSampler(onError) {
     // originMs: epoch ms at monotonicMs() 0 on this thread's time base; the worker's own
     // performance.timeOrigin read the wall clock later, maybe after a step.
     const workerData = { threadId, originMs: ORIGIN - offsetFrom(native.monotonicMs) };
-    sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData, stdout: true, stderr: true });
+    // execArgv [] and no NODE_OPTIONS: the app's preloads (-r, --import) are the app's, not run
+    // in rloop's thread (an APM agent would start, and connect, inside it).
+    const { NODE_OPTIONS, ...env } = process.env;
+    sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData, stdout: true, stderr: true, execArgv: [], env });
     sampler.unref();
     sampler.on('error', onError); // stalls then come without stacks
   } catch (e) {

@@ -17,7 +17,7 @@ const AREAS = {
   },
   invisible: {
     timed: ['fake-timers'],
-    shared: ['invisible', 'permission', 'secrets', 'signal-listeners'],
+    shared: ['invisible', 'permission', 'preloads', 'secrets', 'signal-listeners'],
   },
   auto: { timed: ['http', 'scopes', 'timers'], shared: [] },
   stalls: { timed: ['lag', 'stack-before'], shared: [] },
