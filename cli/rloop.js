@@ -8,6 +8,7 @@ const { compare, formatComparison } = require('../js/compare');
 const { renderJson } = require('../js/report/json');
 
 const USAGE = `usage:
+  rloop --help | --version
   rloop attach <pid> [-d <s>] [--json <f>] [--html <f>]   capture a running Node process (see README: Attach)
       [--port <n> [--host <h>]] [-t <ms>] [--io-threshold <ms>] [--no-io] [--no-auto-scopes] [--no-profile] [--no-heap-stats]
       [--heap-snapshot <f>] [--save-profile <f>] [--compare <base.json>] [--watch] [--list-targets] [--target <n>]
@@ -45,6 +46,14 @@ function parse(args, options) {
 
 function main(argv, out, err = process.stderr) {
   const [command, ...args] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    out.write(USAGE);
+    return 0;
+  }
+  if (command === '--version' || command === '-v') {
+    out.write(`rloop ${require('../package.json').version}\n`);
+    return 0;
+  }
   if (command === 'attach') return require('./attach/command').run(args, out, err);
   if (command === 'top') return require('./top').run(args, process.stdin, out, err);
   if (command === 'compare') {

@@ -95,6 +95,18 @@ test('report --json writes a pretty copy; bad input exits 2 with a usage message
   }
 });
 
+test('--help prints the usage and --version the version, both on stdout with exit 0', () => {
+  for (const flag of ['--help', '-h', 'help']) {
+    const r = cli(flag);
+    assert.deepEqual([r.status, r.stderr], [0, ''], flag);
+    assert.match(r.stdout, /^usage:\n {2}rloop --help \| --version\n {2}rloop attach <pid>/, flag);
+  }
+  for (const flag of ['--version', '-v']) {
+    const r = cli(flag);
+    assert.deepEqual([r.status, r.stdout, r.stderr], [0, `rloop ${require('../../package.json').version}\n`, ''], flag);
+  }
+});
+
 // Issue #11 §5: one set of numbers: compare() counts stalls as the report's page does.
 test('compare counts every stall recorded and the longest of them, as the page states them', () => {
   const report = (lagMs, dropped) => ({
