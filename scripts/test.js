@@ -14,7 +14,7 @@
 //   RLOOP_NODE_LINES=24 npm test             only the runs on these lines
 //   RLOOP_TEST_JOBS=1 npm test               shared files one at a time too
 
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -22,6 +22,8 @@ const { FILES, RUNS } = require('../test/plan');
 const { nodeFor, nodeRedFor, NODE_RED_LINES } = require('../test/fixtures/helpers');
 
 const ROOT = path.resolve(__dirname, '..');
+// A file still running after this is killed and fails: one hung test must not take CI's 90 minutes.
+const FILE_TIMEOUT_MS = 10 * 60_000;
 
 function positive(name, fallback) {
   const v = process.env[name];
@@ -65,8 +67,13 @@ function runFile(job) {
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (output += d));
     child.stderr.setEncoding('utf8').on('data', (d) => (output += d));
+    const timer = setTimeout(() => {
+      output += `\nscripts/test.js: killed after ${FILE_TIMEOUT_MS / 60_000} minutes\n`;
+      child.kill('SIGKILL');
+    }, FILE_TIMEOUT_MS);
     child.on('error', (e) => resolve({ code: e.message, counts: {}, ms: Date.now() - start, output }));
     child.on('close', (code, signal) => {
+      clearTimeout(timer);
       // The spec reporter's summary: `ℹ tests N`, `ℹ pass N`, `ℹ fail N`, … at a line's start.
       const counts = {};
       for (const m of output.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
@@ -96,7 +103,7 @@ async function pool(jobs, width) {
 /** Of `files` in the project folder, those git does not ignore (build outputs are: target/, artifacts/). */
 function unignored(files) {
   if (files.length === 0) return files;
-  const r = require('node:child_process').spawnSync('git', ['check-ignore', '--', ...files], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync('git', ['check-ignore', '--', ...files], { cwd: ROOT, encoding: 'utf8' });
   if (r.error || r.status > 1) return files; // no git here: every new file counts
   const ignored = new Set(r.stdout.split('\n').filter(Boolean));
   return files.filter((f) => !ignored.has(f));
@@ -145,7 +152,7 @@ async function main() {
   for (const j of [...jobs].sort((a, b) => b.result.ms - a.result.ms).slice(0, 10)) {
     console.log(`${seconds(j.result.ms).padStart(9)}  ${j.file}  (${label(j.run)}${j.timed ? ', timed' : ''})`);
   }
-  console.log(`\nwall clock ${seconds(Date.now() - start)}; ${jobs.length} files in ${runs.length} runs`);
+  console.log(`\nwall clock ${seconds(Date.now() - start)}; ${jobs.length} files in ${new Set(jobs.map((j) => j.run)).size} runs`);
   // A file that failed with no count of its own (it did not load, or was killed) counts one failure.
   const failures = jobs.reduce((n, j) => n + (j.result.code === 0 ? 0 : Math.max(1, j.result.counts.fail ?? 0)), 0);
   console.log(`\n${sum(jobs, 'pass')} passed, ${failures} failed`);
