@@ -2,7 +2,9 @@
 # Packs rloop and its platform packages into OUT_DIR and prints the tarball paths, main first,
 # then one per platform in the order asked (default: every target of package.json's napi
 # config). Each platform's addon is built by scripts/zigbuild.sh (glibc 2.17 symbols), the
-# host's too: the one `npm run build` leaves at the top is for development only.
+# host's too: the one `npm run build` leaves at the top is for development only. win32-x64-msvc,
+# the name napi-rs's loader asks for on the official Node for Windows, is built with the GNU
+# toolchain (scripts/zigbuild.sh says why it loads there).
 #   scripts/pack.sh OUT_DIR [PLATFORM...]     e.g. scripts/pack.sh out linux-x64-gnu
 set -euo pipefail
 
@@ -14,8 +16,10 @@ cd "$(dirname "$0")/.."
 
 declare -A triple=([linux-x64-gnu]=x86_64-unknown-linux-gnu [linux-arm64-gnu]=aarch64-unknown-linux-gnu
   [linux-arm-gnueabihf]=armv7-unknown-linux-gnueabihf [linux-x64-musl]=x86_64-unknown-linux-musl
-  [linux-arm64-musl]=aarch64-unknown-linux-musl)
-all=(linux-x64-gnu linux-arm64-gnu linux-arm-gnueabihf linux-x64-musl linux-arm64-musl) # package.json's napi targets, by platform name
+  [linux-arm64-musl]=aarch64-unknown-linux-musl [win32-x64-msvc]=x86_64-pc-windows-gnu
+  [darwin-arm64]=aarch64-apple-darwin [darwin-x64]=x86_64-apple-darwin)
+# package.json's napi targets, by platform name
+all=(linux-x64-gnu linux-arm64-gnu linux-arm-gnueabihf linux-x64-musl linux-arm64-musl win32-x64-msvc darwin-arm64 darwin-x64)
 platforms=("$@")
 ((${#platforms[@]})) || platforms=("${all[@]}")
 

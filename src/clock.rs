@@ -35,10 +35,24 @@ impl Clock {
 }
 
 /// The CPU time a thread has used, readable from any thread while it lives: tells a thread that
-/// ran (in code V8 could not interrupt) from one that waited to be scheduled.
+/// ran (in code V8 could not interrupt) from one that waited to be scheduled. Linux only (a
+/// thread's CPU clock, POSIX's pthread_getcpuclockid): elsewhere `current()` is `None`, and
+/// what it would tell is reported as unknown.
 #[derive(Clone, Copy, Debug)]
-pub struct ThreadCpu(libc::clockid_t);
+pub struct ThreadCpu(#[cfg(target_os = "linux")] libc::clockid_t);
 
+#[cfg(not(target_os = "linux"))]
+impl ThreadCpu {
+    pub fn current() -> Option<Self> {
+        None
+    }
+
+    pub fn ms(&self) -> Option<f64> {
+        None
+    }
+}
+
+#[cfg(target_os = "linux")]
 impl ThreadCpu {
     /// The calling thread's CPU clock.
     pub fn current() -> Option<Self> {

@@ -20,6 +20,7 @@ mod recording;
 mod registry;
 mod report;
 #[cfg(not(test))]
+#[cfg_attr(windows, path = "signals_windows.rs")]
 mod signals;
 mod shared;
 mod slots;

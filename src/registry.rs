@@ -94,6 +94,8 @@ pub fn find(thread_id: u32) -> Option<Arc<Shared>> {
 }
 
 /// Whether thread `thread_id`'s loop has been busy without a break for `ms` or more.
+/// Only signal reports ask, and Windows has none.
+#[cfg(unix)]
 pub fn blocked_for(thread_id: u32, ms: f64) -> bool {
     find(thread_id).and_then(|m| m.busy_for_ms()).is_some_and(|b| b >= ms)
 }

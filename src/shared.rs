@@ -178,6 +178,7 @@ impl Shared {
     }
 
     /// How long this loop has been busy without a break, if it is busy now.
+    #[cfg(unix)]
     pub(crate) fn busy_for_ms(&self) -> Option<f64> {
         let st = self.state.lock();
         let ledger = st.ledger.as_ref()?;

@@ -7,7 +7,8 @@
 //! have done, with the action that was in place before (Node's own, which resets the terminal).
 
 use std::io::Read;
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, IntoRawFd};
+use std::os::unix::net::UnixStream;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
@@ -29,7 +30,7 @@ const LOOK_EVERY: Duration = Duration::from_millis(5);
 /// How often our thread checks that an app listener removed since has not left SIG_DFL behind.
 const REARM_EVERY: Duration = Duration::from_millis(250);
 
-static PIPE_W: AtomicI32 = AtomicI32::new(-1);
+static WAKE_W: AtomicI32 = AtomicI32::new(-1);
 
 struct Armed {
     /// Per capturing thread (by thread id), who writes its reports.
@@ -46,8 +47,8 @@ unsafe impl Send for Armed {}
 static ARMED: Mutex<Option<Armed>> = Mutex::new(None);
 
 extern "C" fn on_signal(sig: c_int) {
-    // Async-signal-safe: one write(2) of the signal number to our thread's pipe.
-    let fd = PIPE_W.load(Relaxed);
+    // Async-signal-safe: one write(2) of the signal number to our thread's socket.
+    let fd = WAKE_W.load(Relaxed);
     if fd >= 0 {
         let byte = sig as u8;
         // SAFETY: writes one byte from a live stack variable.
@@ -135,23 +136,19 @@ fn disarm_locked(armed: &mut Option<Armed>) {
 fn start_thread() -> std::io::Result<()> {
     static STARTED: OnceLock<std::io::Result<()>> = OnceLock::new();
     let started = STARTED.get_or_init(|| {
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 fills two descriptors; the read end is owned by our thread from here on.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        PIPE_W.store(fds[1], Relaxed);
-        let reader = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+        // A socket pair rather than pipe2 (not on macOS): close-on-exec on every Unix.
+        let (reader, writer) = UnixStream::pair()?;
+        WAKE_W.store(writer.into_raw_fd(), Relaxed); // the handler's for the process's life
         std::thread::Builder::new().name("rloop-signal".into()).spawn(move || signal_loop(reader)).map(|_| ())
     });
     started.as_ref().map(|_| ()).map_err(|e| std::io::Error::new(e.kind(), e.to_string()))
 }
 
-fn signal_loop(mut reader: std::fs::File) {
+fn signal_loop(mut reader: UnixStream) {
     let mut byte = [0u8; 1];
     loop {
         let timeout = if ARMED.lock().is_some() { REARM_EVERY.as_millis() as c_int } else { -1 };
-        let mut poll = libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&reader), events: libc::POLLIN, revents: 0 };
+        let mut poll = libc::pollfd { fd: reader.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: polls one descriptor we own.
         let ready = unsafe { libc::poll(&mut poll, 1, timeout) };
         if ready <= 0 {

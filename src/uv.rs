@@ -23,13 +23,78 @@ pub type StallSink = Box<dyn Fn(&Value)>;
 #[repr(C, align(8))]
 struct UvPrepare([u64; 32]);
 
+// Exported by the node binary; resolved by the dynamic loader when the addon is loaded.
+#[cfg(unix)]
 extern "C" {
-    // Exported by the node binary; resolved when the addon is loaded.
     fn uv_prepare_init(event_loop: *mut sys::uv_loop_s, handle: *mut UvPrepare) -> c_int;
     fn uv_prepare_start(handle: *mut UvPrepare, cb: unsafe extern "C" fn(*mut UvPrepare)) -> c_int;
     fn uv_prepare_stop(handle: *mut UvPrepare) -> c_int;
     fn uv_unref(handle: *mut UvPrepare);
     fn uv_close(handle: *mut UvPrepare, cb: unsafe extern "C" fn(*mut UvPrepare));
+}
+
+#[cfg(windows)]
+use host_uv::*;
+
+/// node.exe exports libuv too, but no import library names node.exe for a GNU-built addon:
+/// the functions are looked up in the host process on first use. Missing ones fail
+/// `uv_prepare_init`, so the others are only called once all were found.
+#[cfg(windows)]
+mod host_uv {
+    use super::UvPrepare;
+    use napi::sys;
+    use std::mem::transmute_copy;
+    use std::os::raw::c_int;
+    use std::sync::OnceLock;
+    use windows_sys::Win32::Foundation::HMODULE;
+    use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
+
+    type Callback = unsafe extern "C" fn(*mut UvPrepare);
+    struct Uv {
+        prepare_init: unsafe extern "C" fn(*mut sys::uv_loop_s, *mut UvPrepare) -> c_int,
+        prepare_start: unsafe extern "C" fn(*mut UvPrepare, Callback) -> c_int,
+        prepare_stop: unsafe extern "C" fn(*mut UvPrepare) -> c_int,
+        unref: unsafe extern "C" fn(*mut UvPrepare),
+        close: unsafe extern "C" fn(*mut UvPrepare, Callback),
+    }
+
+    /// # Safety
+    /// `F` is the function pointer type of the export `name` (NUL-terminated).
+    unsafe fn find<F>(host: HMODULE, name: &[u8]) -> Option<F> {
+        let f = GetProcAddress(host, name.as_ptr())?;
+        Some(transmute_copy(&f))
+    }
+
+    fn uv() -> Option<&'static Uv> {
+        static UV: OnceLock<Option<Uv>> = OnceLock::new();
+        UV.get_or_init(|| unsafe {
+            let host = GetModuleHandleW(std::ptr::null());
+            Some(Uv {
+                prepare_init: find(host, b"uv_prepare_init\0")?,
+                prepare_start: find(host, b"uv_prepare_start\0")?,
+                prepare_stop: find(host, b"uv_prepare_stop\0")?,
+                unref: find(host, b"uv_unref\0")?,
+                close: find(host, b"uv_close\0")?,
+            })
+        })
+        .as_ref()
+    }
+
+    pub unsafe fn uv_prepare_init(event_loop: *mut sys::uv_loop_s, handle: *mut UvPrepare) -> c_int {
+        uv().map_or(-1, |uv| (uv.prepare_init)(event_loop, handle))
+    }
+    pub unsafe fn uv_prepare_start(handle: *mut UvPrepare, cb: Callback) -> c_int {
+        (uv().unwrap().prepare_start)(handle, cb)
+    }
+    pub unsafe fn uv_prepare_stop(handle: *mut UvPrepare) -> c_int {
+        (uv().unwrap().prepare_stop)(handle)
+    }
+    pub unsafe fn uv_unref(handle: *mut UvPrepare) {
+        (uv().unwrap().unref)(handle)
+    }
+    pub unsafe fn uv_close(handle: *mut UvPrepare, cb: Callback) {
+        (uv().unwrap().close)(handle, cb)
+    }
 }
 
 /// A monitor's hold on its thread: the prepare handle, the ledger buffer, the cleanup hook.

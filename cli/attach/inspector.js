@@ -24,7 +24,7 @@ function checkNode(pid) {
     throw e;
   }
   const status = read(`/proc/${pid}/status`);
-  if (status === null) throw new AttachError(`cannot read /proc/${pid}/status: rloop attach needs Linux's /proc`);
+  if (status === null) throw new AttachError(`cannot read /proc/${pid}/status: attaching by PID needs Linux's /proc; elsewhere start the app with --inspect and give --port`);
   const name = /^Name:\s*(.*)$/m.exec(status)?.[1] ?? '?';
   // Node blocks SIGUSR1 in every thread and waits for it in one of its own (which opens the
   // inspector): then the signal cannot kill it. A process that neither catches nor blocks it would die.

@@ -10,6 +10,7 @@ mod family;
 mod hold_bench;
 #[cfg(not(test))]
 mod napi;
+mod poll;
 mod server;
 mod slow_io;
 mod text;

@@ -1,4 +1,4 @@
-//! The metrics endpoint: one thread, non-blocking sockets and poll(2), HTTP/1.1 with
+//! The metrics endpoint: one thread, non-blocking sockets and poll (`poll`), HTTP/1.1 with
 //! `Connection: close`. Hand-written rather than a server crate: those grow a thread pool per
 //! load (tiny_http spawns a thread per busy connection), and the limits here are the point —
 //! one thread whatever the clients do, at most `MAX_CONNECTIONS` open (once full, a new one
@@ -9,11 +9,11 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use super::poll::{self, Stream};
 
 pub const MAX_CONNECTIONS: usize = 512;
 const MAX_REQUEST: usize = 8192;
@@ -26,7 +26,7 @@ pub type Render = Box<dyn Fn() -> String + Send>;
 /// A running endpoint; dropping it (or `close`) stops the thread and closes the port.
 pub struct Server {
     addr: SocketAddr,
-    wake: Option<UnixStream>,
+    wake: Option<Stream>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -35,7 +35,7 @@ impl Server {
         let listener = TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let (wake, stop) = UnixStream::pair()?;
+        let (wake, stop) = poll::pair()?;
         let thread = std::thread::Builder::new().name("rloop-metrics".into()).spawn(move || serve(listener, stop, &path, &render))?;
         Ok(Server { addr, wake: Some(wake), thread: Some(thread) })
     }
@@ -67,44 +67,38 @@ struct Connection {
     response: Option<(Arc<Vec<u8>>, usize)>,
 }
 
-fn serve(listener: TcpListener, stop: UnixStream, path: &str, render: &Render) {
+fn serve(listener: TcpListener, stop: Stream, path: &str, render: &Render) {
     let mut conns: Vec<Connection> = Vec::new();
     loop {
         let now = Instant::now();
         // Full with nobody to evict: new connections wait in the backlog until someone is.
         let room = conns.len() < MAX_CONNECTIONS || evictable(&conns, now).is_some();
-        let listen = if room { libc::POLLIN } else { 0 };
-        let mut fds = vec![pollfd(stop.as_raw_fd(), libc::POLLIN), pollfd(listener.as_raw_fd(), listen)];
-        fds.extend(conns.iter().map(|c| pollfd(c.stream.as_raw_fd(), if c.response.is_some() { libc::POLLOUT } else { libc::POLLIN })));
+        let listen = if room { poll::IN } else { 0 };
+        let mut fds = vec![poll::fd(&stop, poll::IN), poll::fd(&listener, listen)];
+        fds.extend(conns.iter().map(|c| poll::fd(&c.stream, if c.response.is_some() { poll::OUT } else { poll::IN })));
         let deadlines = conns.iter().map(|c| c.opened + DEADLINE);
         let graces = conns.iter().filter(|c| !room && c.response.is_none()).map(|c| c.opened + GRACE);
         let timeout = deadlines.chain(graces).map(|t| t.saturating_duration_since(now)).min().map_or(-1, |d| d.as_millis() as i32 + 1);
-        // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs for the call's duration.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
-        if ready < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+        if poll::wait(&mut fds, timeout).is_err() {
             return;
         }
-        if fds[0].revents != 0 {
+        if fds[0].revents() != 0 {
             return; // close(): the other end of `stop` is gone
         }
         let mut body: Option<Arc<Vec<u8>>> = None; // rendered once per turn, for every ready scrape
         let mut keep = Vec::with_capacity(conns.len());
         for (c, fd) in conns.drain(..).zip(&fds[2..]) {
-            if let Some(c) = step(c, fd.revents, path, render, &mut body) {
+            if let Some(c) = step(c, fd.revents(), path, render, &mut body) {
                 if c.opened.elapsed() < DEADLINE {
                     keep.push(c);
                 }
             }
         }
         conns = keep;
-        if fds[1].revents != 0 {
+        if fds[1].revents() != 0 {
             accept(&listener, &mut conns);
         }
     }
-}
-
-fn pollfd(fd: i32, events: i16) -> libc::pollfd {
-    libc::pollfd { fd, events, revents: 0 }
 }
 
 /// The oldest connection still sending its request after `GRACE`, if any: first one that has
@@ -133,10 +127,10 @@ fn accept(listener: &TcpListener, conns: &mut Vec<Connection>) {
 
 /// Advances one connection; `None` when it is done (answered or broken).
 fn step(mut c: Connection, revents: i16, path: &str, render: &Render, body: &mut Option<Arc<Vec<u8>>>) -> Option<Connection> {
-    if revents & (libc::POLLERR | libc::POLLNVAL) != 0 {
+    if revents & poll::BROKEN != 0 {
         return None;
     }
-    if c.response.is_none() && revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+    if c.response.is_none() && revents & (poll::IN | poll::HUP) != 0 {
         let mut buf = [0u8; 2048];
         loop {
             match c.stream.read(&mut buf) {

@@ -2,12 +2,15 @@
 // The installed package on another platform (scripts/test-platforms.js runs this file with a
 // real Node of that platform — arm under qemu-user, musl in an Alpine-like root — in a clean
 // project where `rloop` comes from the npm tarballs): it loads its platform package's addon,
-// attributes, reports a stall with the blocker's stack, and captures a report. Run in this repo,
+// attributes, reports a stall with the blocker's stack, captures a report, and serves metrics
+// from its own thread (the platform's sockets and poll). Run in this repo,
 // `rloop` is the package itself and the addon the local build.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
+const { once } = require('node:events');
+const { Worker } = require('node:worker_threads');
 const rloop = require('rloop');
 
 const spin = (ms) => {
@@ -100,6 +103,40 @@ test('a capture gives a report with the scopes, the stall and an HTML page', asy
     assert.ok(html.includes('work'));
   } finally {
     clearInterval(alive);
+    mon.stop();
+  }
+});
+
+// Scrapes until the stall in progress shows, then wakes the blocked main thread.
+const SCRAPER = `
+const http = require('node:http');
+const { workerData: { port, seen }, parentPort } = require('node:worker_threads');
+const scrape = () => http.get({ host: '127.0.0.1', port, path: '/metrics' }, (res) => {
+  let body = '';
+  res.setEncoding('utf8').on('data', (d) => (body += d)).on('end', () => {
+    const line = body.split('\\n').find((l) => l.startsWith('rloop_stall_in_progress_seconds{') && l.includes('scope="held"'));
+    if (!line) return setTimeout(scrape, 20);
+    parentPort.postMessage(line);
+    Atomics.store(seen, 0, 1);
+    Atomics.notify(seen, 0);
+  });
+}).on('error', (e) => parentPort.postMessage(String(e)));
+scrape();
+`;
+
+test('the metrics endpoint answers from its own thread while the loop is blocked', async () => {
+  const mon = rloop.start({ lagThreshold: 50, metrics: { port: 0 } });
+  const seen = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(SCRAPER, { eval: true, workerData: { port: mon.metrics.port, seen } });
+  try {
+    const line = once(worker, 'message');
+    await once(worker, 'online');
+    const woke = rloop.scope('held', () => Atomics.wait(seen, 0, 0, 30_000));
+    assert.equal(woke, 'ok', 'the scrape that shows the stall came while the loop was blocked');
+    const [scraped] = await line;
+    assert.match(scraped, /^rloop_stall_in_progress_seconds\{thread="0",scope="held"\} [0-9.]+$/);
+  } finally {
+    await worker.terminate();
     mon.stop();
   }
 });
