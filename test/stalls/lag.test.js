@@ -96,6 +96,8 @@ test('the stack sampler leaves no trace: exit code and stderr as without rloop',
   assert.strictEqual(r.stderr, 'app says bye\n');
 });
 
+// Each stall lasts 120 ms past the threshold: time for the watch thread to notice it and the
+// sampler's interrupt to come on a loaded machine, where a thread may wait tens of ms for a core.
 test('the stack sampler starts at the first stall, inside a callback: that stall has no stack, the next ones do', () => {
   const script = `const rloop = require(${JSON.stringify(require.resolve('../..'))});
     const mon = rloop.start({ lagThreshold: 30 });
@@ -103,7 +105,7 @@ test('the stack sampler starts at the first stall, inside a callback: that stall
     mon.on('lag', (e) => stalls.push(Boolean(e.stack)));
     const spin = (ms) => { const e = Date.now() + ms; while (Date.now() < e); };
     let n = 0;
-    const t = setInterval(() => { spin(60); if (++n === 12) { clearInterval(t); console.log(JSON.stringify(stalls)); } }, 200);`;
+    const t = setInterval(() => { spin(150); if (++n === 12) { clearInterval(t); console.log(JSON.stringify(stalls)); } }, 200);`;
   const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20000 });
   assert.strictEqual(r.stderr, '');
   const stalls = JSON.parse(r.stdout);
