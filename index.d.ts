@@ -373,7 +373,7 @@ export interface Comparison {
   lag: { baseStalls: number; headStalls: number; baseMaxMs: number; headMaxMs: number };
 }
 
-/** `automatic`: the scope was given by automatic scopes (README: Automatic scopes), not the app. */
+/** `automatic`: the scope was given by automatic scopes (docs/api.md: Automatic scopes), not the app. */
 export function current(): { scope: string | null; key: string | null; automatic: boolean };
 export function heapStats(): HeapStats;
 /** Rejects, never throws. */

@@ -2,7 +2,7 @@
 // Node's performance.eventLoopUtilization() against rloop's busy time, with and without a CPU
 // profile running. `node bench/elu-profile.js [rounds]`: each round, in a fresh child, a loop
 // busy 20 ms of every 100 ms for 2 s; it prints the medians (95 % interval) of both ELUs and of
-// the profile's own busy share (1 − idle), per configuration. The README quotes the result.
+// the profile's own busy share (1 − idle), per configuration. docs/performance.md quotes the result.
 
 const { execFileSync } = require('node:child_process');
 const { summarize } = require('./stats');

@@ -9,7 +9,7 @@ const { renderJson } = require('../js/report/json');
 
 const USAGE = `usage:
   rloop --help | --version
-  rloop attach <pid> [-d <s>] [--json <f>] [--html <f>]   capture a running Node process (see README: Attach)
+  rloop attach <pid> [-d <s>] [--json <f>] [--html <f>]   capture a running Node process (see docs/attach.md)
       [--port <n> [--host <h>]] [-t <ms>] [--io-threshold <ms>] [--no-io] [--no-auto-scopes] [--no-profile] [--no-heap-stats]
       [--heap-snapshot <f>] [--save-profile <f>] [--compare <base.json>] [--watch] [--list-targets] [--target <n>]
       exit 0 done, 1 failed, 2 the target exited mid-capture (what was collected is written)

@@ -83,7 +83,7 @@ class Monitor extends EventEmitter {
     this.#auto = auto.start(this, options.autoScopes);
   }
 
-  /** What the automatic scopes named so far, and what they could not (README: Automatic scopes). */
+  /** What the automatic scopes named so far, and what they could not (docs/api.md: Automatic scopes). */
   autoScopes() {
     return this.#auto.stats();
   }
@@ -114,7 +114,7 @@ class Monitor extends EventEmitter {
   }
 
   /**
-   * Runs one capture (see README: Captures) and resolves to its report, written where asked.
+   * Runs one capture (see docs/captures.md) and resolves to its report, written where asked.
    * `durationMs: Infinity` runs until stop() or the process ends.
    */
   capture(options) {

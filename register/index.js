@@ -133,7 +133,7 @@ function register(env) {
       say(`capture failed, rloop stopped: ${reason(e, env)}`);
     },
   );
-  // A timer only when asked for: one created here is seen by the app's hooks (README: Invisible).
+  // A timer only when asked for: one created here is seen by the app's hooks (docs/performance.md: Invisible).
   if (delayMs > 0) setTimeout(run, delayMs).unref();
   else run();
 }

@@ -1,5 +1,5 @@
 'use strict';
-// Automatic scopes, for code that has none (README: Automatic scopes): adapters at the edge that
+// Automatic scopes, for code that has none (docs/api.md: Automatic scopes): adapters at the edge that
 // charge through the monitor's contexts, as the app's own scope() does, and always lose to it.
 // HTTP scopes are always on once asked for; timers are named only while a capture runs (a stack
 // per timer costs microseconds), which in zero-code use is from the start.
