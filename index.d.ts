@@ -371,6 +371,8 @@ export interface Comparison {
   functions: Record<'regressed' | 'improved', (Frame & { basePercent: number; headPercent: number; deltaPoints: number })[]>;
   scopes: { name: string; baseElu: number; headElu: number; deltaPoints: number }[];
   lag: { baseStalls: number; headStalls: number; baseMaxMs: number; headMaxMs: number };
+  /** What the two reports cannot be compared on (a CPU profile only one has), as sentences; it counts for neither side. */
+  notCompared: string[];
 }
 
 /** `automatic`: the scope was given by automatic scopes (docs/api.md: Automatic scopes), not the app. */

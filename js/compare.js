@@ -74,9 +74,18 @@ function appLongest({ events, dropped, longestMs }) {
   return Math.max(...events.map((e) => e.lagMs - (Number.isFinite(e.rloopMs) ? e.rloopMs : 0)));
 }
 
+/** What two reports cannot be compared on, as sentences: a CPU profile only one of them has. */
+function notComparable(base, head) {
+  const without = [['base', base], ['head', head]].filter(([, r]) => !r.profile?.analysis).map(([name]) => name);
+  if (without.length === 0) return [];
+  return [`patterns and functions: the CPU profile, which ${without.join(' and ')} ${without.length === 2 ? 'have' : 'has'} none of`];
+}
+
 /**
  * `{ verdict, patterns: { resolved, new, persistent }, functions: { regressed, improved },
- * scopes, lag }`; verdict is IMPROVED, REGRESSED, MIXED or NO CHANGE.
+ * scopes, lag, notCompared }`; verdict is IMPROVED, REGRESSED, MIXED or NO CHANGE. What
+ * `notCompared` names counts for neither side: a pattern absent for want of a profile is not
+ * resolved.
  */
 function compare(base, head) {
   for (const [name, r] of [['base', base], ['head', head]]) {
@@ -84,8 +93,10 @@ function compare(base, head) {
       throw new TypeError(`rloop: compare() ${name} must be an rloop-report/1 object`);
     }
   }
-  const patterns = comparePatterns(base, head);
-  const functions = compareFunctions(base, head);
+  const notCompared = notComparable(base, head);
+  const profiles = notCompared.length === 0;
+  const patterns = profiles ? comparePatterns(base, head) : { resolved: [], new: [], persistent: [] };
+  const functions = profiles ? compareFunctions(base, head) : { regressed: [], improved: [] };
   const scopes = compareScopes(base, head);
   const lag = compareLag(base, head);
   const worse =
@@ -99,7 +110,7 @@ function compare(base, head) {
     scopes.filter((s) => s.deltaPoints <= -SCOPE_POINTS).length +
     (lag.baseMaxMs - lag.headMaxMs >= LAG_MS ? 1 : 0);
   const verdict = worse && better ? 'MIXED' : worse ? 'REGRESSED' : better ? 'IMPROVED' : 'NO CHANGE';
-  return { verdict, patterns, functions, scopes, lag };
+  return { verdict, patterns, functions, scopes, lag, notCompared };
 }
 
 /** A comparison as text for a terminal. */
@@ -110,11 +121,13 @@ function formatComparison(c) {
   for (const p of c.patterns.resolved) lines.push(`  resolved   ${p.id}`);
   for (const p of c.patterns.new) lines.push(`  new        ${p.id}: ${p.message}`);
   for (const p of c.patterns.persistent) lines.push(`  persistent ${p.id}`);
-  for (const f of c.functions.regressed) lines.push(`  slower     ${f.functionName} (${f.url}:${f.line}) ${pct(f.basePercent)} -> ${ofProfile(f.headPercent)}`);
-  for (const f of c.functions.improved) lines.push(`  faster     ${f.functionName} (${f.url}:${f.line}) ${pct(f.basePercent)} -> ${ofProfile(f.headPercent)}`);
+  const fn = (f) => `${f.functionName || '(anonymous)'}${f.url ? ` (${f.url}${Number.isInteger(f.line) ? `:${f.line}` : ''})` : ''}`;
+  for (const f of c.functions.regressed) lines.push(`  slower     ${fn(f)} ${pct(f.basePercent)} -> ${ofProfile(f.headPercent)}`);
+  for (const f of c.functions.improved) lines.push(`  faster     ${fn(f)} ${pct(f.basePercent)} -> ${ofProfile(f.headPercent)}`);
   for (const s of c.scopes.filter((x) => Math.abs(x.deltaPoints) >= SCOPE_POINTS)) {
     lines.push(`  scope      ${s.name}: ELU ${pct(s.baseElu * 100)} -> ${pct(s.headElu * 100)}`);
   }
+  for (const what of c.notCompared) lines.push(`  not compared ${what}`);
   lines.push(`  lag        longest stall ${c.lag.baseMaxMs.toFixed(0)} ms -> ${c.lag.headMaxMs.toFixed(0)} ms, stalls ${c.lag.baseStalls} -> ${c.lag.headStalls}`);
   return lines.join('\n') + '\n';
 }

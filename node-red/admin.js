@@ -52,6 +52,14 @@ function routes(RED, plugin) {
       (e) => res.status(500).json({ error: e.message }),
     );
   });
+
+  // A body that is not JSON fails in the admin app's JSON parser, before the app that plugins
+  // get (mounted in it after the parser) is asked: answered there as the routes answer, not with
+  // Express's error page, which carries the parser's stack.
+  app.parent?.use('/rloop', (err, req, res, next) => {
+    if (err?.type !== 'entity.parse.failed') return next(err);
+    res.status(400).json({ error: `body is not JSON: ${err.message}` });
+  });
 }
 
 module.exports = { routes };

@@ -119,6 +119,30 @@ test('compare counts every stall recorded and the longest of them, as the page s
   assert.match(require('../../js/compare').formatComparison(c), /longest stall 60 ms -> 529 ms, stalls 1 -> 4/);
 });
 
+test('compare against a report without a CPU profile says what it cannot compare, and resolves nothing', () => {
+  const report = (profile) => ({ schema: 'rloop-report/1', lag: { enabled: true, thresholdMs: 50, events: [], dropped: 0, summary: {} }, profile });
+  const profiled = report({
+    analysis: {
+      patterns: [{ id: 'json-heavy', severity: 'warning', message: 'JSON.parse took 40 %', percent: 40 }],
+      heavyFunctions: [{ functionName: '', url: '', line: null, column: null, selfPercent: 30 }],
+    },
+  });
+  const c = rloop.compare(profiled, report(undefined));
+  assert.deepStrictEqual([c.patterns, c.functions], [{ resolved: [], new: [], persistent: [] }, { regressed: [], improved: [] }]);
+  assert.deepStrictEqual(c.notCompared, ['patterns and functions: the CPU profile, which head has none of']);
+  assert.strictEqual(c.verdict, 'NO CHANGE');
+  const text = require('../../js/compare').formatComparison(c);
+  assert.match(text, /not compared patterns and functions: the CPU profile, which head has none of/);
+  assert.doesNotMatch(text, /resolved/);
+  // Both profiled: a function with no name, file or line reads as such, never "(:null)".
+  const gone = rloop.compare(profiled, report({ analysis: { patterns: [], heavyFunctions: [] } }));
+  assert.deepStrictEqual(gone.notCompared, []);
+  assert.strictEqual(gone.patterns.resolved[0].id, 'json-heavy');
+  const lines = require('../../js/compare').formatComparison(gone);
+  assert.match(lines, /faster {5}\(anonymous\) 30\.0 % -> 0\.0 % of the profile/);
+  assert.doesNotMatch(lines, /null|\(:/);
+});
+
 test("compare leaves rloop's own part of a stall out: the profile's start is no change of the app's", () => {
   // Seen on a loaded machine: the start of the CPU profile held base's loop 456 ms, head's 429.
   const report = (...events) => ({ schema: 'rloop-report/1', lag: { enabled: true, thresholdMs: 50, events, dropped: 0, summary: {} } });

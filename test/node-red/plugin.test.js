@@ -28,7 +28,7 @@ async function withNodeRed({ node, nodeRed, flows, settings }, fn) {
       const res = await fetch(`http://127.0.0.1:${nr.port}${url}`, {
         method,
         headers: body ? { 'content-type': 'application/json' } : {},
-        body: body && JSON.stringify(body),
+        body: typeof body === 'string' ? body : body && JSON.stringify(body), // a string is sent as it is
       });
       const type = res.headers.get('content-type') ?? '';
       return { status: res.status, type, body: type.includes('json') ? await res.json() : await res.text() };
@@ -223,7 +223,7 @@ for (const rt of RUNTIMES) {
         assert.doesNotMatch(nodered.slice(0, nodered.indexOf('</table>', nodered.indexOf('Node-RED nodes'))), />Calls</);
         const plain = await http('POST', '/rloop/capture', { durationMs: 200, format: 'json', profile: false });
         assert.equal(plain.body.profile ?? null, null, 'no CPU profile with profile: false');
-        for (const [body, error] of [[[600], /body must be a JSON object/], [{ format: 'pdf' }, /format must be "html" or "json"/], [{ profile: 'yes' }, /profile must be true or false/]]) {
+        for (const [body, error] of [[[600], /body must be a JSON object/], [{ format: 'pdf' }, /format must be "html" or "json"/], [{ profile: 'yes' }, /profile must be true or false/], ['{"durationMs": 3', /body is not JSON/]]) {
           const bad = await http('POST', '/rloop/capture', body);
           assert.equal(bad.status, 400, JSON.stringify(body));
           assert.match(bad.body.error, error);
