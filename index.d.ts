@@ -254,6 +254,8 @@ export interface SlowIoEvent {
   target: string;
   /** Still in flight: `durationMs` so far. Emitted once, as the loop wakes past `ioThreshold`; a capture lists those still pending when it ends. */
   state?: 'pending';
+  /** On the event of an operation's end: it was emitted before as pending. */
+  reportedPending?: true;
   status?: number;
   /** The error's code, or its message with each URL in it redacted as targets are. */
   error?: string;

@@ -106,7 +106,9 @@ function live({ info, stdin, out }) {
     event(type, data) {
       if (type === 'window') view.window = data;
       else {
-        view.events.unshift({ at: Date.now(), line: type === 'lag' ? terminal.lagLine(data, plain) : terminal.ioLine(data, plain) });
+        const line = terminal.eventLine(type, data, plain);
+        if (line === null) return;
+        view.events.unshift({ at: Date.now(), line });
         view.events.length = Math.min(view.events.length, EVENTS_KEPT);
       }
       draw();

@@ -146,9 +146,11 @@ class Capture {
   }
 
   /** A slow I/O operation, from the monitor (not an event listener: captures are unbounded in number). */
-  slowIO(event) {
+  slowIO(live) {
     // One still in flight is listed when the capture ends, if it has not ended by then.
-    if (!this.#collecting || event.state === 'pending') return;
+    if (!this.#collecting || live.state === 'pending') return;
+    // Whether the live events told it pending first is no fact of the report's.
+    const { reportedPending, ...event } = live;
     this.#keepIo(event);
     if (!this.#framed) return;
     try {

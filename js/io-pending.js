@@ -21,9 +21,10 @@ class Pending {
     return true;
   }
 
+  /** Stops watching `rec`; true if it was emitted as pending. */
   delete(rec) {
     this.#recs.delete(rec);
-    this.#told.delete(rec);
+    return this.#told.delete(rec);
   }
 
   /** Calls `onOverdue(rec, ms)` for each operation newly `thresholdMs` old; returns when the next one will be. */

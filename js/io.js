@@ -92,13 +92,16 @@ function track(options) {
 
   function end(rec, method, where, status, error) {
     if (stopped) return;
-    pending.delete(rec);
+    const told = pending.delete(rec);
     const ms = now() - rec.t0;
     const clipped = clip(where);
     const failed = error !== undefined || status >= 500;
     totals.add(rec.type, clipped, ms, failed);
     for (const c of collectors) c.add(rec.type, clipped, ms, failed);
-    if (ms >= thresholdMs) onSlow(slowEvent(rec, method, clipped, status, error, ms));
+    if (ms < thresholdMs) return;
+    const event = slowEvent(rec, method, clipped, status, error, ms);
+    if (told) event.reportedPending = true;
+    onSlow(event);
   }
 
   function onHttpCreated({ request }, top) {

@@ -176,7 +176,8 @@ async function attach(args, out, err) {
   const p = printer(out, err);
   let capturing = false; // events between captures (the report being written) are not printed
   const conn = await connection.open({ ...o, log: p.log, events: ['lag', 'slowIO'] }, (type, data) => {
-    if (capturing) p.line(type === 'lag' ? terminal.lagLine(data, p.c) : terminal.ioLine(data, p.c));
+    const line = capturing && terminal.eventLine(type, data, p.c);
+    if (line) p.line(line);
   });
   if (o.listTargets) {
     for (const t of conn.targets) out.write(`${t.n}  ${t.what}${t.title ? `  ${t.title}` : ''}${t.url ? `  ${t.url}` : ''}\n`);

@@ -44,6 +44,15 @@ function ioLine(e, c) {
   return `${c.cyan('⏱ slow I/O')} ${what} ${end} ${c.bold(ms(e.durationMs))}  from ${where(topFrame(e.stack))}${e.scope ? `  scope ${e.scope}` : ''}`;
 }
 
+/**
+ * The line a live 'lag' or 'slowIO' event prints as, or null: an operation printed once as still
+ * pending is not printed again as it ends (the report has its whole time).
+ */
+function eventLine(type, e, c) {
+  if (type === 'lag') return lagLine(e, c);
+  return e.reportedPending ? null : ioLine(e, c);
+}
+
 function heading(c, title) {
   return `\n${c.bold(title)}`;
 }
@@ -140,4 +149,4 @@ function formatReport(r, { color = false } = {}) {
   return [head, ...diagnosis(r, c), ...scopes(r, c), ...heavy(r, c), ...lag(r, c), ...io(r, c), ...memory(r, c)].join('\n') + '\n';
 }
 
-module.exports = { formatReport, lagLine, ioLine, palette, wantsColor, bar, num };
+module.exports = { formatReport, eventLine, palette, wantsColor, bar, num };

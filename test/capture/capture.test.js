@@ -303,6 +303,36 @@ test('I/O that never returns: emitted as pending once overdue, and listed by a c
   }
 });
 
+test('an operation told pending is told again as it ends, marked so, kept once by a capture and printed once by attach and top', async () => {
+  const slow = http.createServer((req, res) => setTimeout(() => res.end('ok'), 300));
+  await new Promise((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  const mon = rloop.start({ ioThreshold: 100, lag: false });
+  const live = [];
+  mon.on('slowIO', (e) => live.push(e));
+  const wakes = setInterval(() => {}, 20); // the app's own activity wakes the loop
+  try {
+    const capture = mon.capture({ durationMs: 800, heapStats: false });
+    await new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: slow.address().port, path: '/slow' }, (res) => res.resume().on('end', resolve)).on('error', reject);
+    });
+    const report = await capture;
+    const told = live.filter((e) => e.type === 'http');
+    assert.deepEqual(told.map((e) => [e.state ?? 'ended', e.reportedPending ?? false]), [['pending', false], ['ended', true]], JSON.stringify(told));
+    assert.ok(told[1].durationMs >= 295, `ended after ${told[1].durationMs} ms`);
+    const kept = report.io.events.filter((e) => e.type === 'http');
+    assert.deepEqual(kept.map((e) => [e.state, e.reportedPending, e.durationMs]), [[undefined, undefined, told[1].durationMs]]);
+    assertValidReport(report);
+    const { eventLine, palette } = require('../../cli/attach/terminal');
+    assert.deepEqual(told.map((e) => eventLine('slowIO', e, palette(false))), [eventLine('slowIO', told[0], palette(false)), null]);
+    assert.match(eventLine('slowIO', told[0], palette(false)), /still pending after/);
+  } finally {
+    clearInterval(wakes);
+    mon.stop();
+    slow.close();
+    slow.closeAllConnections?.();
+  }
+});
+
 // Issue #11 §3: CPU by scope puts functions where they ran. The app (test/cpu-app.js) switches
 // scope at nearly every callback, well under a millisecond apart.
 test('CPU by scope: each function of an app whose truth is known is ≥ 95 % in the scope it ran in', async () => {
