@@ -69,6 +69,11 @@ function live({ info, stdin, out }) {
   const view = { info, window: null, events: [], sort: SORTS[0], paused: false };
   const color = terminal.wantsColor(out);
   const plain = terminal.palette(false); // event lines are cut to the width: no colour codes in them
+  const lines = terminal.liveLines((line) => {
+    view.events.unshift({ at: Date.now(), line });
+    view.events.length = Math.min(view.events.length, EVENTS_KEPT);
+    draw();
+  }, plain);
   // Paused, the screen holds still: only a key redraws it.
   const draw = (force = false) => {
     if (force || !view.paused) out.write(HOME + renderTop(view, { columns: out.columns, rows: out.rows, color }));
@@ -98,6 +103,7 @@ function live({ info, stdin, out }) {
     if (stdin.isTTY) stdin.setRawMode(Boolean(wasRaw));
     stdin.pause();
     out.off('resize', onResize);
+    lines.drop();
     restore();
     process.off('exit', restore);
     return why;
@@ -105,12 +111,7 @@ function live({ info, stdin, out }) {
   return {
     event(type, data) {
       if (type === 'window') view.window = data;
-      else {
-        const line = terminal.eventLine(type, data, plain);
-        if (line === null) return;
-        view.events.unshift({ at: Date.now(), line });
-        view.events.length = Math.min(view.events.length, EVENTS_KEPT);
-      }
+      else lines.event(type, data);
       draw();
     },
     end: (why) => finish(why),

@@ -9,6 +9,7 @@ const heap = require('./heap');
 const { analyze } = require('./analyze');
 const { compare } = require('./compare');
 const { warnIfUnpatched } = require('./node-support');
+const { pauseSampler } = require('./stacks');
 
 let active = null; // this thread's running monitor
 
@@ -78,3 +79,7 @@ module.exports = {
   otel: (meterProvider, options) => require('./metrics/otel').otel(meterProvider, options),
   top: (options) => require('./top').top(options),
 };
+
+// For rloop attach's agent in a target that runs rloop (cli/attach/agent.js): what makes closing
+// the inspector safe while a monitor runs. Keyed by a symbol, not enumerable: not public API.
+Object.defineProperty(module.exports, Symbol.for('rloop.pauseSampler'), { value: pauseSampler });

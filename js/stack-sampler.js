@@ -17,13 +17,25 @@ const { EXPRESSION, SAMPLER_URL, MAX_FRAMES } = require('./stack-expression');
 const ANSWER_TIMEOUT_MS = 1000;
 
 
-const { threadId: watched, originMs } = workerData;
+const { threadId: watched, originMs, gate } = workerData;
+const PAUSED = 0;
+const BUSY = 1; // js/stacks.js: no session while paused, busy while one is held
 let capturing = false;
 
 native.watchStalls(watched, (wake) => {
   if (capturing) return; // one stack per stall is plenty; the next stall gets its own
+  // Busy first, then the look at paused (the pauser stores paused, then looks at busy): one of
+  // the two sees the other.
+  Atomics.store(gate, BUSY, 1);
+  if (Atomics.load(gate, PAUSED) === 1) {
+    Atomics.store(gate, BUSY, 0);
+    return;
+  }
   capturing = true;
-  capture(wake).finally(() => { capturing = false; });
+  capture(wake).finally(() => {
+    capturing = false;
+    Atomics.store(gate, BUSY, 0);
+  });
 });
 setInterval(() => {}, 2 ** 30); // keeps this worker alive; the main thread unrefs it
 

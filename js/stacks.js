@@ -5,6 +5,11 @@
 // seen by the app's own async hooks as callbacks of resources created before they were
 // enabled. It is never terminated: its exit would be one more callback the app could see, and
 // it idles, unref'd, until the process ends; later monitors on this thread reuse it.
+//
+// inspector.close() while a worker holds a session to this thread crashes Node. The sampler holds
+// one per stall it samples; `pauseSampler()` stops it opening any and tells when none is held,
+// so the inspector can be closed while a monitor runs (rloop attach leaving an app that runs its
+// own monitor). The gate is shared memory: [paused, busy], each 0 or 1.
 
 const path = require('node:path');
 const { threadId, isMainThread, Worker } = require('node:worker_threads');
@@ -12,6 +17,9 @@ const native = require('./native');
 const { ORIGIN, offsetFrom } = require('./clock');
 
 let sampler = null;
+const gate = new Int32Array(new SharedArrayBuffer(8));
+const PAUSED = 0;
+const BUSY = 1;
 
 /** Starts the sampler unless it runs already; `onError(e)` hears why it could not. */
 function startSampler(onError) {
@@ -22,7 +30,7 @@ function startSampler(onError) {
     // stdout/stderr: true, so nothing pipes its (empty) output into this thread's streams.
     // originMs: epoch ms at monotonicMs() 0 on this thread's time base; the worker's own
     // performance.timeOrigin read the wall clock later, maybe after a step.
-    const workerData = { threadId, originMs: ORIGIN - offsetFrom(native.monotonicMs) };
+    const workerData = { threadId, originMs: ORIGIN - offsetFrom(native.monotonicMs), gate };
     // execArgv [] and no NODE_OPTIONS: the app's preloads (-r, --import) are the app's, not run
     // in rloop's thread (an APM agent would start, and connect, inside it).
     const { NODE_OPTIONS, ...env } = process.env;
@@ -35,4 +43,25 @@ function startSampler(onError) {
   }
 }
 
-module.exports = { startSampler };
+/**
+ * Stops the sampler opening inspector sessions; resolves to what lets it open them again, once
+ * it holds none. `later(ms, fn)` schedules the next look (the caller's timer: an app's fake
+ * timers must not hold it).
+ */
+function pauseSampler(later) {
+  Atomics.store(gate, PAUSED, 1);
+  const resume = () => Atomics.store(gate, PAUSED, 0);
+  // Idle at two looks in a row: a session the worker disconnected reaches this thread as a
+  // task of its own, run between the looks.
+  return new Promise((resolve) => {
+    let idle = 0;
+    const look = () => {
+      idle = Atomics.load(gate, BUSY) === 0 ? idle + 1 : 0;
+      if (idle === 2) resolve(resume);
+      else later(5, look);
+    };
+    look();
+  });
+}
+
+module.exports = { startSampler, pauseSampler };

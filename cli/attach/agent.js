@@ -66,15 +66,18 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
         agent.sessions.delete(sid);
         delete globalThis[me.binding]; // Runtime.removeBinding leaves the function on the global
       }
-      if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0, closing: false };
+      if (agent.sessions.size > 0) return { stopped: false, left: agent.sessions.size, opened: false, monitored: 0, pausable: false, closing: false };
       agent.watchdog?.();
       delete globalThis[KEY_SYM];
       agent.nodered?.on?.stop(); // RED.hooks.remove('*.rloop'): Node-RED's message path as before
       if (agent.started) agent.monitor.stop();
       const monitored = agent.rloop.threads().length;
+      // While a monitor runs, its stack sampler may hold a session: closing is safe only where
+      // the sampler can be paused for it (a copy of rloop too old to cannot).
+      const pausable = typeof agent.rloop[Symbol.for('rloop.pauseSampler')] === 'function';
       // A worker's inspector is its main thread's: the CLI closes that one (connection.close()).
-      const closing = agent.opened && monitored === 0 && isMainThread && closeInspector({ key, afterMs: closeAfterMs }, realTimer);
-      return { stopped: agent.started, left: 0, opened: agent.opened, monitored, closing };
+      const closing = agent.opened && (monitored === 0 || pausable) && isMainThread && closeInspector({ key, afterMs: closeAfterMs }, realTimer);
+      return { stopped: agent.started, left: 0, opened: agent.opened, monitored, pausable, closing };
     };
     // Node-RED: per-node attribution by its message hooks, with the parts of the rloop loaded
     // (an older copy may have none); a failure leaves the capture without it, never the app broken.
@@ -188,7 +191,7 @@ function read({ key }) {
  * and arms the close of an inspector rloop opened (`closing`), unless a monitor runs on.
  */
 function detach({ key, id }) {
-  return globalThis[Symbol.for(key)]?.leave(id) ?? { stopped: false, left: 0, opened: false, monitored: 0, closing: false };
+  return globalThis[Symbol.for(key)]?.leave(id) ?? { stopped: false, left: 0, opened: false, monitored: 0, pausable: false, closing: false };
 }
 
 /**
@@ -204,13 +207,15 @@ function guard({ key, id, peer, watchMs, closeAfterMs }, closeInspector, link, r
   if (globalThis[GUARDS] === undefined) Object.defineProperty(globalThis, GUARDS, { value: new Map(), configurable: true, enumerable: false });
   const guards = globalThis[GUARDS];
   const Module = (process.getBuiltinModule ?? require)('module');
-  // Threads rloop monitors, process-wide, by any copy loaded here (the worker's leaves by its watchdog).
-  const monitored = () => Object.values(Module._cache).some((m) => /[\\/]js[\\/]index\.js$/.test(m?.filename ?? '') && typeof m.exports?.threads === 'function' && m.exports.threads().length > 0);
+  // Threads rloop monitors, process-wide, by a copy loaded here whose stack sampler cannot be
+  // paused for the close (the worker's leaves by its watchdog).
+  const monitored = () => Object.values(Module._cache).some((m) => /[\\/]js[\\/]index\.js$/.test(m?.filename ?? '') && typeof m.exports?.threads === 'function'
+    && typeof m.exports[Symbol.for('rloop.pauseSampler')] !== 'function' && m.exports.threads().length > 0);
   let looks = 0;
   const cancel = realTimer(watchMs, () => {
     if (l.open()) return;
-    // As the CLI leaving would: never closed while a monitor runs (its stack sampler may hold a
-    // session), waiting a few looks for the worker's own watchdog to take rloop out.
+    // As the CLI leaving would: never closed while such a monitor runs (its stack sampler may hold
+    // a session), waiting a few looks for the worker's own watchdog to take rloop out.
     if (monitored() && ++looks < 10) return;
     cancel();
     guards.delete(id);
@@ -248,17 +253,36 @@ function hold({ key }) {
 /**
  * Closes the inspector rloop opened, `afterMs` from now (a CLI still connected then is dropped).
  * inspector.close() while a worker holds a session to this thread crashes Node (seen on 20 and
- * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s), and none
- * once no thread is monitored. So the close waits that long, unref'd: the app may exit meanwhile.
+ * 26): rloop's stack sampler opens one per stall, for at most its answer timeout (1 s). Every
+ * sampler loaded here that can be paused is, until the close is done; one that cannot opens none
+ * once no thread is monitored, which the callers wait for. The close is unref'd: the app may
+ * exit meanwhile.
  */
 function closeInspector({ key, afterMs }, realTimer) {
-  // An attach that comes meanwhile cancels this close and inherits it (hold()).
+  // An attach that comes meanwhile cancels this close and inherits it (hold()), while the
+  // samplers pause too.
   const CLOSING = Symbol.for(`${key}.closing`);
-  const inspector = (process.getBuiltinModule ?? require)('inspector');
-  const cancel = realTimer(afterMs, () => {
-    delete globalThis[CLOSING];
-    inspector.close();
-  }, false);
+  const builtin = process.getBuiltinModule ?? require;
+  const inspector = builtin('inspector');
+  const PAUSE = Symbol.for('rloop.pauseSampler');
+  let cancelled = false;
+  const close = async () => {
+    const pausers = Object.values(builtin('module')._cache).map((m) => m?.exports?.[PAUSE]).filter((f) => typeof f === 'function');
+    const resumes = await Promise.all(pausers.map((pause) => pause((ms, fn) => realTimer(ms, fn, false))));
+    try {
+      if (!cancelled) {
+        delete globalThis[CLOSING];
+        inspector.close();
+      }
+    } finally {
+      for (const resume of resumes) resume();
+    }
+  };
+  const stop = realTimer(afterMs, () => close().catch(() => {}), false);
+  const cancel = () => {
+    cancelled = true;
+    stop();
+  };
   Object.defineProperty(globalThis, CLOSING, { value: cancel, configurable: true, enumerable: false });
   return true;
 }

@@ -175,9 +175,9 @@ async function attach(args, out, err) {
   const o = options(args);
   const p = printer(out, err);
   let capturing = false; // events between captures (the report being written) are not printed
+  const live = terminal.liveLines((line) => p.line(line), p.c);
   const conn = await connection.open({ ...o, log: p.log, events: ['lag', 'slowIO'] }, (type, data) => {
-    const line = capturing && terminal.eventLine(type, data, p.c);
-    if (line) p.line(line);
+    if (capturing) live.event(type, data);
   });
   if (o.listTargets) {
     for (const t of conn.targets) out.write(`${t.n}  ${t.what}${t.title ? `  ${t.title}` : ''}${t.url ? `  ${t.url}` : ''}\n`);
@@ -212,6 +212,7 @@ async function attach(args, out, err) {
       capturing = true;
       const r = await captureOnce(conn, o, p);
       capturing = false;
+      live.drop();
       if (r.gone !== undefined) {
         if (r.gone) report(r.gone, o, p, out, n);
         p.log(`the target exited mid-capture${r.gone ? '; the partial report holds what was collected' : ' without writing what was collected (killed?)'}`);

@@ -145,9 +145,10 @@ async function close(c) {
   // may still be running): leaving armed the close, but a worker's agent closes nothing of its
   // main thread, and if leaving failed the one that opened it closes it.
   if (!c.main.closed && !c.exiting && !c.silent && !left?.closing && (left === null ? c.opened : left.opened)) {
-    if (left?.monitored > 0) {
-      // The app's own monitor runs on: its stack sampler may hold a session at any time.
-      c.log(`left the inspector open (${c.inspector.host}:${c.inspector.port}): closing it while the app's own rloop monitor runs could crash Node`);
+    if (left?.monitored > 0 && !left.pausable) {
+      // A monitor of a copy of rloop too old to pause its stack sampler runs on: the sampler may
+      // hold a session at any time.
+      c.log(`left the inspector open (${c.inspector.host}:${c.inspector.port}): the app's rloop is too old to close it safely while its monitor runs`);
     } else {
       await c.main.evaluate(agent.call(agent.closeInspector, { afterMs: agent.CLOSE_AFTER_MS }, agent.realTimer)).catch(() => {});
     }

@@ -44,13 +44,44 @@ function ioLine(e, c) {
   return `${c.cyan('⏱ slow I/O')} ${what} ${end} ${c.bold(ms(e.durationMs))}  from ${where(topFrame(e.stack))}${e.scope ? `  scope ${e.scope}` : ''}`;
 }
 
+// An operation told pending that ends within this prints once, as it ended.
+const HOLD_MS = 1000;
+
 /**
- * The line a live 'lag' or 'slowIO' event prints as, or null: an operation printed once as still
- * pending is not printed again as it ends (the report has its whole time).
+ * Prints live 'lag' and 'slowIO' events through `print(line)`, one line per slow operation: one
+ * told pending waits HOLD_MS for its end, and prints as pending only if it has not ended by then
+ * (its end then prints nothing). `drop()` forgets those waiting (a capture ended: its report
+ * lists what is still pending).
  */
-function eventLine(type, e, c) {
-  if (type === 'lag') return lagLine(e, c);
-  return e.reportedPending ? null : ioLine(e, c);
+function liveLines(print, c) {
+  const held = new Map(); // operation -> its timer
+  const operation = (e) => `${e.type}\0${e.method}\0${e.target}\0${e.at}`;
+  return {
+    event(type, e) {
+      if (type === 'lag') return print(lagLine(e, c));
+      if (e.state === 'pending') {
+        const op = operation(e);
+        const timer = setTimeout(() => {
+          held.delete(op);
+          print(ioLine(e, c));
+        }, HOLD_MS);
+        timer.unref();
+        held.set(op, timer);
+        return;
+      }
+      if (e.reportedPending) {
+        const timer = held.get(operation(e));
+        if (timer === undefined) return; // printed as pending already
+        clearTimeout(timer);
+        held.delete(operation(e));
+      }
+      print(ioLine(e, c));
+    },
+    drop() {
+      for (const timer of held.values()) clearTimeout(timer);
+      held.clear();
+    },
+  };
 }
 
 function heading(c, title) {
@@ -149,4 +180,4 @@ function formatReport(r, { color = false } = {}) {
   return [head, ...diagnosis(r, c), ...scopes(r, c), ...heavy(r, c), ...lag(r, c), ...io(r, c), ...memory(r, c)].join('\n') + '\n';
 }
 
-module.exports = { formatReport, eventLine, palette, wantsColor, bar, num };
+module.exports = { formatReport, liveLines, palette, wantsColor, bar, num };

@@ -42,6 +42,27 @@ test('a CLI killed with SIGKILL mid-capture: the target takes rloop out and clos
 // Its watchdog on the app's fake clock would never look: rloop and the inspector left in for good.
 test('the same in an app whose own fake timers replaced every timer (jest, sinon): the watchdog looks on real time', (t) => killedMidCapture(t, ['--fake-timers']));
 
+// inspector.close() while a worker holds a session to the thread crashes Node: the stack sampler
+// of the app's own monitor is paused for the close, which then happens as for any target.
+test("leaving an app that runs its own monitor, stalling all the time: the inspector rloop opened is closed, the app's monitor runs on", async (t) => {
+  const app = await startApp(CJS, { args: ['--monitor'] });
+  t.after(() => app.kill());
+  t.after(() => { if (app.exitCode !== null && app.exitCode !== 0) console.log(app.output); });
+  const inspectorsBefore = listening(app.pid);
+  for (let round = 0; round < 3; round++) {
+    const r = await rloop(['attach', app.pid, '-d', 1, '--no-profile']);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.match(r.stderr, /the monitor already running there/);
+    assert.doesNotMatch(r.stderr, /left the inspector open/);
+    const left = Date.now();
+    while (Date.now() - left < agent.CLOSE_AFTER_MS + 8000 && listening(app.pid).length > inspectorsBefore.length) await sleep(100);
+    assert.deepStrictEqual(listening(app.pid), inspectorsBefore, `round ${round}: the inspector rloop opened is closed`);
+    const { now } = await ask(app, 'state');
+    assert.strictEqual(now.monitored, 1, "the app's own monitor runs on");
+    assert.strictEqual(app.exitCode, null, 'the app runs on');
+  }
+});
+
 test('a CLI still connected is not taken out: its capture runs its whole duration', async (t) => {
   const app = await startApp(CJS);
   t.after(() => app.kill());

@@ -83,7 +83,7 @@ describe('npm package', () => {
     const missing = expected.filter((f) => !files.includes(f));
     assert.deepEqual(missing, [], `missing from the main tarball: ${missing.join(', ')}`);
     assert.deepEqual(files.filter((f) => f.endsWith('.node')), []);
-    const platforms = ['rloop-linux-x64-gnu', 'rloop-linux-arm64-gnu', 'rloop-linux-arm-gnueabihf', 'rloop-linux-x64-musl', 'rloop-linux-arm64-musl'];
+    const platforms = ['rloop-linux-x64-gnu', 'rloop-linux-arm64-gnu', 'rloop-linux-arm-gnueabihf', 'rloop-linux-x64-musl', 'rloop-linux-arm64-musl', 'rloop-win32-x64-msvc', 'rloop-darwin-arm64', 'rloop-darwin-x64'];
     assert.deepEqual(tarJson(mainTgz, 'package.json').optionalDependencies, Object.fromEntries(platforms.map((p) => [p, version])));
   });
 
