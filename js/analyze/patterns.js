@@ -7,10 +7,13 @@ const { JSON_, REGEX, CRYPTO, SYNC_IO, GC, REGEXP_PREFIX } = require('./kinds');
 
 const MIN_PATTERN_MS = 1; // less than this is noise at any share
 const LOW_LOAD = 10; // % of the profile busy below which a share of busy time overstates the cost
+const NEGLIGIBLE = 1; // % of the profile's time below which work is no more than 'info', whatever its share
 
 // Thresholds in % of busy (non-idle) time: the pattern fires above `fires`; its severity is
 // 'warning' from `warning`, 'critical' from `critical`, 'info' below, and one level lower when
-// the thread was busy less than LOW_LOAD % of the profile (a large share of little work).
+// the thread was busy less than LOW_LOAD % of the profile (a large share of little work), and
+// 'info' at most when the work itself took less than NEGLIGIBLE % of the profile's time (an idle
+// app's few milliseconds of GC are a large share of nothing).
 const THRESHOLDS = {
   'cpu-hog': { fires: 50, warning: 50, critical: 80 },
   'json-heavy': { fires: 10, warning: 20, critical: 40 },
@@ -22,10 +25,10 @@ const THRESHOLDS = {
 
 const SEVERITIES = ['info', 'warning', 'critical'];
 
-function severity(id, share, lowLoad) {
+function severity(id, share, lowLoad, negligible) {
   const { warning, critical } = THRESHOLDS[id];
   const level = (share >= warning ? 1 : 0) + (share >= critical ? 1 : 0) - (lowLoad ? 1 : 0);
-  return SEVERITIES[Math.max(0, level)];
+  return SEVERITIES[negligible ? 0 : Math.max(0, level)];
 }
 
 /** Milliseconds as the report shows them: '0.42', '12.5', '1,478', '12.3 s'. */
@@ -90,7 +93,8 @@ function findPatterns({ busyUs, durationUs, categoryUs, hog, locations, gcSite, 
   const add = (id, us, location, message, suggestion) => {
     const share = percent(us, busyUs);
     if (us / 1000 < MIN_PATTERN_MS || !(share > THRESHOLDS[id].fires)) return;
-    out.push({ id, severity: severity(id, share, lowLoad), message, location, suggestion, percent: share });
+    const negligible = us < (NEGLIGIBLE / 100) * durationUs;
+    out.push({ id, severity: severity(id, share, lowLoad, negligible), message, location, suggestion, percent: share });
   };
   const of = (us) => `${round(percent(us, busyUs), 1)} % of busy time, ${msText(us)}`;
 

@@ -235,6 +235,11 @@ test('patterns: thresholds on busy time, severity by share, healthy when none fi
   const idleHog = run([...times(9, 'hot'), ...times(1, 'warm'), ...times(190, '(idle)')]);
   assert.deepStrictEqual(idleHog.patterns.map((p) => [p.id, p.severity]), [['cpu-hog', 'warning']]);
 
+  // An idle app's work: GC of 5 ms in a second of profile, most of its 10 ms busy, is no warning.
+  const idle = run([...times(3, 'hot'), ...times(2, 'warm'), ...times(5, '(garbage collector)'), ...times(990, '(idle)')]);
+  assert.deepStrictEqual(idle.patterns.map((p) => [p.id, p.severity]), [['gc-pressure', 'info']]);
+  assert.strictEqual(idle.patterns[0].percent, 50);
+
   // Under 1 ms is noise at any share.
   const tiny = analyze(synthetic(tree, ['hot', '(idle)'], { stepUs: 100 }));
   assert.deepStrictEqual(ids(tiny), 'healthy');

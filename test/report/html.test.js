@@ -285,6 +285,17 @@ test('§5 one count of stalls and one longest everywhere; p99 never above the lo
   assert.deepEqual(rebuilt.lag.summary, { stalls: 1, stretches: 9, p99Ms: 849, maxMs: 849 });
 });
 
+test("a stall that is rloop's own (starting the CPU profile) is no finding; a stall of the app's counts for its own part", () => {
+  const report = diagnosisReport();
+  const at = report.meta.start + 100;
+  const stall = (lagMs, rloopMs, scope) => ({ lagMs, rloopMs, at, thread: 0, scope, key: null, stack: null, noticedAfterMs: 5 });
+  report.lag = { ...report.lag, events: [stall(164, 150, null)], dropped: 0 };
+  assert.equal(finding(renderHtml(report), 'Loop stalls.'), undefined, 'its 14 ms are no stall of the app');
+  report.lag.events.push(stall(180, 100, 'job'), { ...stall(60, undefined, 'job'), at: at + 1000 });
+  const text = finding(renderHtml(report), 'Loop stalls.');
+  assert.match(text, /The loop stalled 2 times for 50 ms or more, the longest 80 ms \(not counting 1 stall of rloop's own, starting the CPU profile\); by scope, the most lag was in job \(2 stalls, 140 ms\)/);
+});
+
 test('§5 CPU shares are shares of busy time everywhere, and say so', () => {
   const html = renderHtml(diagnosisReport());
   const cpu = section(html, 'cpu');

@@ -51,24 +51,30 @@ const functionKey = (f) => `${f.functionName}\0${f.url}`;
 /**
  * The stalls; one already running when rloop started (zero-code: the app's start-up, before
  * any traffic) is said apart, and the others, when there are, rank scopes and code and set the
- * severity.
+ * severity. Each counts for its app's part: less what rloop itself held the loop for (`rloopMs`,
+ * starting the CPU profile); one that is under the threshold without it is rloop's, no finding.
  */
 function stalls(ctx) {
   const st = facts.stalls(ctx.r);
-  const { events } = st;
-  if (!st.enabled || events.length === 0) return null;
+  if (!st.enabled) return null;
+  const appMs = (e) => e.lagMs - (e.rloopMs > 0 ? e.rloopMs : 0);
+  const events = st.events.filter((e) => appMs(e) >= st.thresholdMs);
+  const own = st.events.length - events.length;
+  if (events.length === 0) return null;
+  const longestMs = st.dropped > 0 ? st.longestMs : maxOf(events, appMs);
   const startUp = events.filter((e) => e.atStart);
   const after = events.filter((e) => !e.atStart);
   const ranked = startUp.length > 0 && after.length > 0 ? after : events;
-  const worst = startUp.length === 0 || st.dropped > 0 ? st.longestMs : maxOf(after, (e) => e.lagMs);
-  const [scope] = groupBy(ranked, (e) => e.scope ?? null, (e) => e.lagMs);
-  const [place] = groupBy(ranked.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), (e) => e.lagMs);
+  const worst = startUp.length === 0 || st.dropped > 0 ? longestMs : maxOf(after, appMs);
+  const [scope] = groupBy(ranked, (e) => e.scope ?? null, appMs);
+  const [place] = groupBy(ranked.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), appMs);
   const since = ranked === after ? 'after start-up, ' : '';
   return {
     severity: !(worst > 0) ? 'info' : worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
-    message: `The loop stalled ${plural(st.count, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(st.longestMs)}`
-      + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, (e) => e.lagMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
+    message: `The loop stalled ${plural(st.count - own, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(longestMs)}`
+      + (own > 0 ? ` (not counting ${plural(own, 'stall')} of rloop's own, starting the CPU profile)` : '')
+      + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, appMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
       + `; ${since}by scope, the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
       + (place ? `; by code, in ${frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)}).` : '.'),
     location: place ? where(topFrame(place.items[0].stack)) : null,
