@@ -40,6 +40,11 @@ function hasCreatedChannel([major, minor]) {
  * Starts timing I/O. `onSlow(event)` is called for each operation that took `thresholdMs` or
  * more; `context()` gives the `{ scope, key }` an operation is charged to, read when it starts.
  */
+// Marks what rloop itself serves (the Node-RED plugin's admin routes, a capture's request among
+// them): never the app's I/O, slow or not.
+const OWN = Symbol.for('rloop.own');
+const own = (rec) => rec.owner?.[OWN] === true;
+
 function track(options) {
   const { thresholdMs, onSlow, context } = trackOptions(options);
   const REC = Symbol('rloop.io'); // per tracker, so that two trackers time the same objects apart
@@ -80,7 +85,7 @@ function track(options) {
   }
 
   function checkOverdue(now) {
-    return attempt(() => pending.overdue(now, thresholdMs, (rec, ms) => onSlow(pendingEvent(rec, ms))));
+    return attempt(() => pending.overdue(now, thresholdMs, (rec, ms) => (own(rec) ? pending.delete(rec) : onSlow(pendingEvent(rec, ms)))));
   }
 
   /** The record of `owner`'s running operation, which ends now; undefined or null if none. */
@@ -93,6 +98,7 @@ function track(options) {
   function end(rec, method, where, status, error) {
     if (stopped) return;
     const told = pending.delete(rec);
+    if (own(rec)) return;
     const ms = now() - rec.t0;
     const clipped = clip(where);
     const failed = error !== undefined || status >= 500;
@@ -274,7 +280,7 @@ function track(options) {
       return { aggregates: () => mine.list(), stop: () => collectors.delete(mine) };
     },
     /** Slow-I/O events (state 'pending') of the operations in flight for the threshold or more now. */
-    pendingNow: () => pending.older(now(), thresholdMs).map(([rec, ms]) => pendingEvent(rec, ms)),
+    pendingNow: () => pending.older(now(), thresholdMs).filter(([rec]) => !own(rec)).map(([rec, ms]) => pendingEvent(rec, ms)),
     /** Operations in flight that were not watched for being overdue (too many at once). */
     get unwatched() {
       return pending.unwatched;

@@ -16,6 +16,13 @@ function routes(RED, plugin) {
   const write = RED.auth.needsPermission('flows.write');
   const app = RED.httpAdmin;
 
+  // rloop's own routes are no I/O of the app's: a capture's request would be listed as pending in
+  // its own report (js/io.js reads this mark).
+  app.use('/rloop', (req, res, next) => {
+    res[Symbol.for('rloop.own')] = true;
+    next();
+  });
+
   app.get('/rloop/elu', read, (req, res) => res.json(plugin.elu()));
   app.get('/rloop/history', read, (req, res) => res.json(plugin.history()));
 

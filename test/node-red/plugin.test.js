@@ -206,6 +206,8 @@ for (const rt of RUNTIMES) {
         assert.equal(capture.status, 200);
         const report = capture.body;
         assertValidReport(report);
+        // Its own request, in flight all along, is rloop's: not listed as pending slow I/O.
+        assert.deepEqual(report.io.events.filter((e) => e.target.includes('/rloop/')), [], JSON.stringify(report.io.events));
         const { messages, ...fa } = report.nodered.nodes.fa;
         assert.deepEqual(fa, { name: 'A: 5 ms, send, 5 ms', type: 'function', flow: 'Main' });
         assert.ok(Math.abs(messages - 10) <= 2, `fa: ${messages} messages in 1 s at 10 a second`);
