@@ -55,7 +55,9 @@ const HOLD_MS = 1000;
  */
 function liveLines(print, c) {
   const held = new Map(); // operation -> its timer
-  const operation = (e) => `${e.type}\0${e.method}\0${e.target}\0${e.at}`;
+  // A connect's target is known only at its end; operations of a kind started in the same ms may
+  // swap lines, never add one.
+  const operation = (e) => `${e.type}\0${e.method}\0${e.at}`;
   return {
     event(type, e) {
       if (type === 'lag') return print(lagLine(e, c));

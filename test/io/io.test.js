@@ -39,12 +39,19 @@ test.after(() => monitor.stop());
 /**
  * A tracker stopped when test `t` ends; the slow events of operations that ended collect in
  * `events`, those told while still in flight in `pending` (see the capture test of I/O that
- * never returns).
+ * never returns). An end marked `reportedPending` must have been told pending (the same
+ * operation: type, method, start); the mark is checked here and left out of `events`.
  */
 function trackIn(t, thresholdMs = THRESHOLD_MS) {
   const events = [];
   const pending = [];
-  const onSlow = (e) => (e.state === 'pending' ? pending : events).push(e);
+  const onSlow = (e) => {
+    if (e.state === 'pending') return pending.push(e);
+    const { reportedPending, ...ended } = e;
+    const told = pending.some((p) => p.type === e.type && p.method === e.method && p.at === e.at); // a connect's target is known at its end
+    assert.strictEqual(reportedPending === true, told, `reportedPending ${reportedPending} on ${JSON.stringify(e)}; pending told: ${JSON.stringify(pending)}`);
+    events.push(ended);
+  };
   const tracker = io.track({ thresholdMs, onSlow, context: () => rloop.current() });
   t.after(() => tracker.stop());
   return { tracker, events, pending };
