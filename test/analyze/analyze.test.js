@@ -344,7 +344,7 @@ test('a timeline built from performance.now() matches a real profile', async () 
   }
 });
 
-// Issue #11 §2: a function whose single calls stall the loop, though it holds well under half of
+// A function whose single calls stall the loop, though it holds well under half of
 // the busy time, is named with its location.
 test('long-calls: a function blocking 120 ms every 500 ms is named, with its location', () => {
   const own = { functionName: 'run', url: require('node:url').pathToFileURL(path.join(__dirname, '..', '..', 'js', 'hooks.js')).href };
@@ -381,7 +381,7 @@ test('long-calls: a function blocking 120 ms every 500 ms is named, with its loc
   assert.ok(!a.heavyFunctions.some((f) => f.functionName === 'run' && f.category === 'user'));
 });
 
-// Issue #11 §5: one basis for shares, busy time; numbers in messages formatted.
+// One basis for shares, busy time; numbers in messages formatted.
 test('heavy functions carry their share of busy time, the basis of patterns and the flame graph', () => {
   const tree = [native('(root)'), [fn('main'), [fn('hot')], [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL }]], [native('(idle)')]];
   const a = analyze(synthetic(tree, [...Array(1478).fill('JSON.parse'), ...Array(1000).fill('hot'), ...Array(2478).fill('(idle)')], { stepUs: 1000 }));
@@ -441,7 +441,7 @@ function regexResults() {
   return out;
 }
 
-// Issue #11 §2: regex time V8 spends in its interpreter, or in code compiled before the profile
+// Regex time V8 spends in its interpreter, or in code compiled before the profile
 // started, has no frame of its own; rloop's markers give it one (js/markers.js).
 test('while a profile runs, RegExp methods carry a frame, invisibly; exec and the originals are left as they were', async () => {
   const P = RegExp.prototype;
@@ -502,7 +502,7 @@ function timed(fn) {
   return performance.now() - t;
 }
 
-// Issue #11 §1: the profile's samples inside a stall, in its scope, are its stack (js/stall-stacks.js).
+// The profile's samples inside a stall, in its scope, are its stack (js/stall-stacks.js).
 test("a stall's stack from the profile: samples inside its span and in its scope, the heaviest user frame's", () => {
   const { study, frameOf } = require('../../js/analyze');
   const { profileStalls } = require('../../js/stall-stacks');
@@ -535,7 +535,7 @@ test("a stall's stack from the profile: samples inside its span and in its scope
   assert.strictEqual(profileStalls([], p, measured, o).length, 0);
 });
 
-// Issue #11 §1: what ran just before the blocker, in the same stall and scope, from the profile's samples in order.
+// What ran just before the blocker, in the same stall and scope, from the profile's samples in order.
 test("a stall's stackBefore: the code sampled last before the blocker, neither its caller nor under it, nor rloop's", () => {
   const { study, frameOf } = require('../../js/analyze');
   const { profileStalls } = require('../../js/stall-stacks');

@@ -344,7 +344,7 @@ test('an operation told pending is told again as it ends, marked so, kept once b
   }
 });
 
-// Issue #11 §3: CPU by scope puts functions where they ran. The app (test/cpu-app.js) switches
+// CPU by scope puts functions where they ran. The app (test/cpu-app.js) switches
 // scope at nearly every callback, well under a millisecond apart.
 test('CPU by scope: each function of an app whose truth is known is ≥ 95 % in the scope it ran in', async () => {
   const { run } = require('../fixtures/cpu-app');

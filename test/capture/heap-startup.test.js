@@ -1,5 +1,5 @@
 'use strict';
-// Issue #11 §5: a zero-code capture starts in the preload, so the app's start-up is in it. The
+// A zero-code capture starts in the preload, so the app's start-up is in it. The
 // heap-growth warning tells the growth of start-up (the app loading its state) from the growth
 // after it, where a leak would be (heap.startUp, js/heap.js).
 

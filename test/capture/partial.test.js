@@ -1,5 +1,5 @@
 'use strict';
-// Issue #10 §2 and §7: the partial report is written when the capture's thread cannot run JS
+// The partial report is written when the capture's thread cannot run JS
 // any more — its loop blocked when SIGTERM/SIGINT arrives, a worker terminated mid-capture. The
 // addon finishes it (src/report.rs), and the process ends exactly as it would without rloop.
 

@@ -107,7 +107,7 @@ test('--help prints the usage and --version the version, both on stdout with exi
   }
 });
 
-// Issue #11 §5: one set of numbers: compare() counts stalls as the report's page does.
+// One set of numbers: compare() counts stalls as the report's page does.
 test('compare counts every stall recorded and the longest of them, as the page states them', () => {
   const report = (lagMs, dropped) => ({
     schema: 'rloop-report/1',

@@ -202,8 +202,8 @@ describe('HTML report in Chromium', { skip: !fs.existsSync(CHROMIUM) && `no ${CH
   });
 });
 
-// Issue #11 on the field report rebuilt: what a person reads. Screenshots: artifacts/diagnosis-*.png.
-describe('HTML report in Chromium: one set of numbers (issue #11)', { skip: !fs.existsSync(CHROMIUM) && `no ${CHROMIUM}` }, () => {
+// On the field report rebuilt: what a person reads. Screenshots: artifacts/diagnosis-*.png.
+describe('HTML report in Chromium: one set of numbers', { skip: !fs.existsSync(CHROMIUM) && `no ${CHROMIUM}` }, () => {
   let browser;
   let page;
   const file = path.join(ARTIFACTS, 'report-diagnosis-issue11.html');
@@ -271,8 +271,8 @@ describe('HTML report in Chromium: one set of numbers (issue #11)', { skip: !fs.
   });
 });
 
-// Issue #12 §3: busy time by package, as a person with no scopes reads it. Screenshot: artifacts/packages-cpu.png.
-describe('HTML report in Chromium: CPU by package (issue #12)', { skip: !fs.existsSync(CHROMIUM) && `no ${CHROMIUM}` }, () => {
+// Busy time by package, as a person with no scopes reads it. Screenshot: artifacts/packages-cpu.png.
+describe('HTML report in Chromium: CPU by package', { skip: !fs.existsSync(CHROMIUM) && `no ${CHROMIUM}` }, () => {
   let browser;
   let page;
   const file = path.join(ARTIFACTS, 'report-packages.html');

@@ -233,13 +233,13 @@ test('capture({ html }) writes the page', async (t) => {
   assert.equal(fs.readFileSync(path.join(tmp, written), 'utf8'), renderHtml(report));
 });
 
-// Issue #11, on the field report rebuilt (test/fixtures/synthetic-reports.js, diagnosisReport).
+// On the field report rebuilt (test/fixtures/synthetic-reports.js, diagnosisReport).
 const plain = (html) => html.replace(/<[^>]+>/g, ' ').replace(/&#39;/g, "'").replace(/\s+/g, ' ');
 const findings = (html) => [...section(html, 'diagnosis').matchAll(/<li class="finding[^"]*">(.*?)<\/li>/gs)].map((m) => plain(m[1]));
 const finding = (html, title) => findings(html).find((f) => f.includes(title));
 const card = (html, label) => plain(section(html, 'summary').match(new RegExp(`<span class="label">${label}</span>(.*?)</a>`, 's'))[1]);
 
-test('§2 a function that blocks 120 ms every 500 ms is named, with where and how many stalls it caused', () => {
+test('a function that blocks 120 ms every 500 ms is named, with where and how many stalls it caused', () => {
   const report = diagnosisReport();
   assertValidReport(report);
   const html = renderHtml(report);
@@ -251,7 +251,7 @@ test('§2 a function that blocks 120 ms every 500 ms is named, with where and ho
   assert.ok(!findings(html).some((f) => f.includes('CPU hog.')), 'no function over half the busy time');
 });
 
-test('§2 slow I/O advice says how much of the wait was the app\'s own stalled loop', () => {
+test('slow I/O advice says how much of the wait was the app\'s own stalled loop', () => {
   const report = diagnosisReport();
   const io = finding(renderHtml(report), 'Slow I/O.');
   assert.match(io, /Of their 3,623 ms of waiting, 1,935 ms \(53\.4 %\) was this app's own loop stalled \(14 stalls overlapped them\): the other side took about 563 ms a call\./);
@@ -265,7 +265,7 @@ test('§2 slow I/O advice says how much of the wait was the app\'s own stalled l
   assert.match(free, /Look at the remote side first/);
 });
 
-test('§5 one count of stalls and one longest everywhere; p99 never above the longest', () => {
+test('one count of stalls and one longest everywhere; p99 never above the longest', () => {
   const report = diagnosisReport();
   const html = renderHtml(report);
   assert.match(card(html, 'Loop stalls'), /^ 38 longest 529 ms $/);
@@ -296,7 +296,7 @@ test("a stall that is rloop's own (starting the CPU profile) is no finding; a st
   assert.match(text, /The loop stalled 2 times for 50 ms or more, the longest 80 ms \(not counting 1 stall of rloop's own, starting the CPU profile\); by scope, the most lag was in job \(2 stalls, 140 ms\)/);
 });
 
-test('§5 CPU shares are shares of busy time everywhere, and say so', () => {
+test('CPU shares are shares of busy time everywhere, and say so', () => {
   const html = renderHtml(diagnosisReport());
   const cpu = section(html, 'cpu');
   assert.match(cpu, /<th scope="col" class="num" data-type="num" tabindex="0">Self, % of busy<\/th>/);
@@ -308,7 +308,7 @@ test('§5 CPU shares are shares of busy time everywhere, and say so', () => {
   assert.match(card(html, 'Hot functions'), /renderPage 33\.3 % of busy/);
 });
 
-test('§5 the charts span the capture: they end at its end, the last partial window drawn, nothing before its start', () => {
+test('the charts span the capture: they end at its end, the last partial window drawn, nothing before its start', () => {
   const html = renderHtml(diagnosisReport()); // 10.1 s; windows from 30 ms before it to 9.97 s
   const ticks = (id) => [...section(html, id).matchAll(/<text class="tick" x="([\d.]+)" y="\d+" text-anchor="middle">([^<]*)<\/text>/g)].map((m) => [Number(m[1]), m[2]]);
   for (const id of ['elu', 'lag', 'memory']) {
@@ -325,14 +325,14 @@ test('§5 the charts span the capture: they end at its end, the last partial win
   assert.ok(Math.max(...bars) > 1180, `bars reach the end: ${Math.max(...bars)}`);
 });
 
-test('§5 slow I/O counts outgoing and incoming apart', () => {
+test('slow I/O counts outgoing and incoming apart', () => {
   const html = renderHtml(diagnosisReport());
   assert.match(card(html, 'Slow I/O'), /^ 3 out · 3 in longest out 1,441 ms · longest in 1,481 ms $/);
   assert.match(finding(html, 'Slow I/O.'), /^ warning Slow I\/O\. 3 outgoing operations took 500 ms or more; 3 incoming requests took as long to answer\./);
   assert.match(plain(section(html, 'io')), /slow outgoing 3 slow incoming \(http-in\) 3/);
 });
 
-test("§5 rloop's own frames are hidden from stacks and from stalls by code location", () => {
+test("rloop's own frames are hidden from stacks and from stalls by code location", () => {
   const html = renderHtml(diagnosisReport());
   const lag = section(html, 'lag');
   assert.doesNotMatch(lag, /\/js\/hooks\.js|\/js\/index\.js|rloop:json/);
@@ -347,7 +347,7 @@ test("§5 rloop's own frames are hidden from stacks and from stalls by code loca
   assert.ok(island(html).flame.strings.includes('(builtin)'));
 });
 
-test('§5 a fetch stack shows the caller first and folds the library frames, counted', () => {
+test('a fetch stack shows the caller first and folds the library frames, counted', () => {
   const io = section(renderHtml(diagnosisReport()), 'io');
   const stack = io.match(/<details class="stack"><summary>Timeout\._onTimeout …\/routes\/checkout\.js:31.*?<\/ol><\/details>(?=<\/td>)/s)[0];
   const items = stack.match(/<ol class="calls"[^>]*>(.*)<\/ol>/s)[1];
@@ -356,7 +356,7 @@ test('§5 a fetch stack shows the caller first and folds the library frames, cou
   assert.match(items, /mainFetch.*Channel\.publish/s, 'callers first inside the fold too');
 });
 
-test('§5 words agree with their numbers; the heap card is whole', () => {
+test('words agree with their numbers; the heap card is whole', () => {
   const report = diagnosisReport();
   report.lag.events = report.lag.events.slice(0, 1);
   report.lag.dropped = 0;
@@ -369,7 +369,7 @@ test('§5 words agree with their numbers; the heap card is whole', () => {
   for (const t of titles) assert.match(t, /^[A-Z][\w/ -]*\.$/, `title "${t}"`);
 });
 
-test('§2 the stalled part of a wait is never more than the wait, whatever stalls a report holds', () => {
+test('the stalled part of a wait is never more than the wait, whatever stalls a report holds', () => {
   const { stalledDuring } = require('../../js/report/facts');
   const stalls = [{ at: 100, lagMs: 300 }, { at: 150, lagMs: 100 }, { at: 350, lagMs: 200 }, { at: 900, lagMs: 50 }];
   assert.deepEqual(stalledDuring([{ at: 0, durationMs: 1000 }, { at: 500, durationMs: 100 }, { at: 960, durationMs: 10 }], stalls),
@@ -398,7 +398,7 @@ test('a stall whose stack is not the blocker\'s says so, and never groups under 
   assert.ok(!byLocation.includes('ranAfter'), 'not grouped under what ran after');
 });
 
-test('issue #12 §3: CPU by package, a bar and a table of shares of busy time; heavy functions say their package', () => {
+test('CPU by package, a bar and a table of shares of busy time; heavy functions say their package', () => {
   const r = packagesReport();
   assertValidReport(r);
   const cpu = section(renderHtml(r), 'cpu');
@@ -426,7 +426,7 @@ test('issue #12 §3: CPU by package, a bar and a table of shares of busy time; h
   assert.match(plain(heavy), / main …\/src\/main\.js:10 user 9 ms /, 'the app\'s own function names no package');
 });
 
-test('issue #12 §3: a report from before packages says so, and the rest of the CPU section renders', () => {
+test('a report from before packages says so, and the rest of the CPU section renders', () => {
   const r = packagesReport();
   delete r.profile.analysis.packages;
   for (const f of r.profile.analysis.heavyFunctions) delete f.package;
@@ -452,7 +452,7 @@ test("a stall's stack from the CPU profile says so, with the native work it was 
   assert.doesNotMatch(section(renderHtml(report), 'lag'), /from the CPU profile/);
 });
 
-test('§5 counts of one read in the singular: a slow operation, an older sample', () => {
+test('counts of one read in the singular: a slow operation, an older sample', () => {
   const report = diagnosisReport();
   report.io.events = report.io.events.slice(0, 1);
   report.io.dropped = 3;

@@ -223,7 +223,7 @@ test('a stall in native work is never blamed on the JS that ran after it', async
   for (const e of Object.values(seen)) assert.strictEqual(e.stackFrom, e.stack === null ? null : 'sampler');
 });
 
-// Issue #11 §1: the profiler's signal stops the thread wherever it is, so inside a stall its
+// The profiler's signal stops the thread wherever it is, so inside a stall its
 // samples show the blocker, even in code the stack sampler cannot interrupt (js/stall-stacks.js).
 test('with a profile running, a stall has the stack of the profile samples inside it: the blocker, never what ran after', async () => {
   await primeStackSampler();

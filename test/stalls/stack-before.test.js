@@ -1,5 +1,5 @@
 'use strict';
-// Issue #11 §1: a stall's caller chain before the blocker. With a profile running, the stall's
+// A stall's caller chain before the blocker. With a profile running, the stall's
 // samples in order say what ran in it just before the blocking code (`stackBefore`), so the
 // page shows how the loop got there; what ran after it is never that.
 
