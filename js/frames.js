@@ -16,7 +16,7 @@
 // constructor reads (stopped at its first store, before it takes an asyncId or tells a hook: see
 // learn()), and checked against what enterWith() does; where it is not found every entry is an
 // enterWith(), as before. An app whose only async work is awaits gave no callback to learn it from
-// (each scope() then copied two frames: bench/memory.md, tenth pass).
+// (each scope() then copied two frames; bench/memory.md measures what that cost).
 
 const { AsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 

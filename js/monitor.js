@@ -287,8 +287,8 @@ class Monitor extends EventEmitter {
   /**
    * The context charged for `name` (and `key`), registering what is new. Once the registry is
    * full the addon looks every name up: a Map lookup makes V8 keep an internalized copy of a
-   * fresh string, and an app naming a scope per call would have a million kept (Node 26: +34 MB,
-   * bench/memory.md, tenth pass) where the names past the cap are meant to cost nothing.
+   * fresh string, and an app naming a scope per call would have a million kept (bench/memory.md
+   * measures it) where the names past the cap are meant to cost nothing.
    */
   context(name, key, automatic = false) {
     const scope = this.#full ? this.#bySlot[this.#addScope(name)] ?? this.#overflow(automatic) : this.#scopes.get(name) ?? this.#register(name, automatic);

@@ -65,7 +65,7 @@ function scopes(ctx, a) {
   const cpu = known.reduce((sum, s) => sum + (Number(s.ms) || 0), 0);
   const busy = known.reduce((sum, s) => sum + s.busyMs, 0);
   const seen = busy > 0 ? `; here the samples cover ${pct(Math.min(1, cpu / busy))} of the busy time` : '';
-  // How the two figures relate (issue #11 §3).
+  // How the two figures relate: a scope's CPU falls short of its busy time where samples are missing.
   const note = '<p class="muted hint">Each sample goes to the scope busy time charges at the sample\'s own time (every change of scope, as the hooks made it), '
     + 'so a scope\'s CPU is its busy time over the profile (Busy time) as far as the profile has samples: it falls short where samples are missing '
     + `(the thread or the profiler waited for a core, a sample waited for a system call)${seen}. `
