@@ -10,7 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { setTimeout: sleep } = require('node:timers/promises');
-const profile = require('../js/profile');
+const profile = require('../js/capture/profile');
 const { analyze } = require('../js/analyze');
 const { summarize } = require('./stats');
 

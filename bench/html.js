@@ -1,6 +1,6 @@
 'use strict';
 // HTML report at scale; the targets are < 500 ms to render and < 2 MB of page. `node bench/html.js`
-// builds a report holding a 100 k-sample profile (analyzed by js/analyze.js, flame tree
+// builds a report holding a 100 k-sample profile (analyzed by js/analyze/index.js, flame tree
 // included), 10 k slow I/O events over 3 000 targets, 1 000 stalls and 50 scopes over 60
 // windows (test/fixtures/synthetic-reports.js), then times renderHtml() and prints ms and bytes.
 

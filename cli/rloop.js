@@ -4,7 +4,7 @@
 
 const fs = require('node:fs');
 const { parseArgs } = require('node:util');
-const { compare, formatComparison } = require('../js/compare');
+const { compare, formatComparison } = require('../js/report/compare');
 const { renderJson } = require('../js/report/json');
 
 const USAGE = `usage:

@@ -6,7 +6,7 @@
 const { parseArgs } = require('node:util');
 const { AttachError } = require('./attach/inspector');
 const connection = require('./attach/connection');
-const { renderTop, live } = require('./top-screen');
+const { renderTop, live } = require('../js/top/screen');
 
 function options(args) {
   let parsed;

@@ -2,14 +2,15 @@
 // The public API. Attribution is per thread: each thread (main or worker) starts its own.
 
 const native = require('./native');
-const hooks = require('./hooks');
+const hooks = require('./attribution/hooks');
 const { Monitor } = require('./monitor');
-const { startOptions, scopeName, scopeKey, describe } = require('./options');
-const heap = require('./heap');
+const { startOptions, scopeName, scopeKey } = require('./options');
+const { describe } = require('./validate');
+const heap = require('./capture/heap');
 const { analyze } = require('./analyze');
-const { compare } = require('./compare');
+const { compare } = require('./report/compare');
 const { warnIfUnpatched } = require('./node-support');
-const { pauseSampler } = require('./stacks');
+const { pauseSampler } = require('./stalls/sampler');
 
 let active = null; // this thread's running monitor
 
@@ -77,7 +78,7 @@ module.exports = {
   renderHtml: (report) => require('./report/html').renderHtml(report),
   promClient: (register, options) => require('./metrics/prom-client').promClient(register, options),
   otel: (meterProvider, options) => require('./metrics/otel').otel(meterProvider, options),
-  top: (options) => require('./top').top(options),
+  top: (options) => require('./top').top(options, { monitor, start }),
 };
 
 // For rloop attach's agent in a target that runs rloop (cli/attach/agent.js): what makes closing

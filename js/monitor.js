@@ -5,15 +5,15 @@
 const { EventEmitter } = require('node:events');
 const { threadId } = require('node:worker_threads');
 const native = require('./native');
-const hooks = require('./hooks');
+const hooks = require('./attribution/hooks');
 const { now, ORIGIN, offsetFrom, setTimeout, clearTimeout } = require('./clock');
 const io = require('./io');
-const { Capture } = require('./capture');
-const { captureOptions, watchOptions } = require('./capture-options');
-const heap = require('./heap');
-const { startSampler } = require('./stacks');
+const { Capture } = require('./capture/capture');
+const { captureOptions, watchOptions } = require('./capture/options');
+const heap = require('./capture/heap');
+const { startSampler } = require('./stalls/sampler');
 const { redactStall } = require('./redact');
-const { IDLE, FULL } = require('./timeline');
+const { IDLE, FULL } = require('./attribution/timeline');
 const endpoint = require('./metrics/endpoint');
 const auto = require('./auto');
 

@@ -17,7 +17,7 @@ function routes(RED, plugin) {
   const app = RED.httpAdmin;
 
   // rloop's own routes are no I/O of the app's: a capture's request would be listed as pending in
-  // its own report (js/io.js reads this mark).
+  // its own report (js/io/index.js reads this mark).
   app.use('/rloop', (req, res, next) => {
     res[Symbol.for('rloop.own')] = true;
     next();

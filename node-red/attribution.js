@@ -19,7 +19,7 @@
 // every handler. Charging goes through rloop's public enter()/restore(), on the running monitor.
 
 const rloop = require('..');
-const { openWindow } = require('../js/hooks');
+const { openWindow } = require('../js/attribution');
 
 const PREV = Symbol('rloop.prev'); // on a receive event: what enter() returned, charged before it
 

@@ -111,7 +111,7 @@ function register(env) {
   let delayMs;
   try {
     const { startOptions } = require('../js/options');
-    const { captureOptions } = require('../js/capture-options');
+    const { captureOptions } = require('../js/capture/options');
     const given = fromEnv(env);
     if (given.unknown.length > 0) say(`ignoring ${given.unknown.join(', ')}, not rloop's (known: ${Object.keys(ENV).join(', ')})`);
     // Validated in full before anything starts: a capture option failing after start() would

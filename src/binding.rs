@@ -1,5 +1,5 @@
 //! The N-API surface: everything here runs off the hot path (start, scope registration,
-//! reads). The hot path itself is js/hooks.js writing the ledger.
+//! reads). The hot path itself is js/attribution/hooks.js writing the ledger.
 
 use std::ptr;
 use std::sync::atomic::AtomicU64;
@@ -72,7 +72,7 @@ fn to_json(v: &impl serde::Serialize) -> Result<String> {
 }
 
 /// Calls `on_stall(wake)` while a stall on thread `thread_id` goes on, from the watch thread;
-/// the stack sampler (js/stack-sampler.js) answers with `stallStack`.
+/// the stack sampler (js/stalls/sampler-worker.js) answers with `stallStack`.
 #[napi(catch_unwind)]
 pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
     registry::listen_for_stalls(

@@ -5,10 +5,10 @@
 //!   an i32 in the cell's first 4 bytes (JS: an Int32Array over the cell), published last; in
 //!   its last 4 bytes the i32 switch count (JS: `SEQ`), odd while a switch is being written;
 //! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds; while
-//!   idle, when the idle mark closed it (the scope timeline of a CPU profile reads it, js/timeline.js);
+//!   idle, when the idle mark closed it (the scope timeline of a CPU profile reads it, js/attribution/timeline.js);
 //! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
 //! - `WANT`: set (1) by the idle mark after a stall nothing took a stack of; JS starts a stack
-//!   sampler at its next wake and clears it (js/hooks.js);
+//!   sampler at its next wake and clears it (js/attribution/hooks.js);
 //! - `WINDOW`: the `seq` of the window open now, stored by the watch thread as it closes one: the
 //!   Node-RED plugin counts a node's messages in the window each delivery starts in
 //!   (node-red/attribution.js), whenever JS gets to see that window closed;
@@ -32,7 +32,7 @@
 //! Elsewhere (arm64, armv7) plain stores may be seen in any order, and JS has no fence: the
 //! switch is a seqlock's write. JS stores the count odd with `Atomics.store` and loads it back
 //! with `Atomics.load` before the plain stores, and stores `RUNNING` then the even count with
-//! `Atomics.store` after them (js/hooks.js `begin`). V8 makes these an stlr, an ldar and stlrs
+//! `Atomics.store` after them (js/attribution/hooks.js `begin`). V8 makes these an stlr, an ldar and stlrs
 //! on arm64: an stlr comes after every access before it, an ldar before every access after
 //! it, and an ldar is not taken before an earlier stlr, so the odd count is seen before any of
 //! the switch's stores and the even one after all of them; on armv7 a store is between dmb's.

@@ -1,6 +1,6 @@
 //! rloop: live per-scope event-loop busy time for Node.js.
 //!
-//! The JS async hooks (js/hooks.js) charge busy time to slots in the [`ledger`], a
+//! The JS async hooks (js/attribution/hooks.js) charge busy time to slots in the [`ledger`], a
 //! Float64Array over memory this addon reads from any thread. The [`aggregator`] turns the
 //! ledger's cumulative counters into rolling windows; [`shared`] is one thread's monitor
 //! state, and the [`registry`] holds every thread's and the thread that closes windows on

@@ -25,7 +25,7 @@ use crate::lag::LagStats;
 pub const MAX_WINDOWS: usize = 1000;
 /// Scope entries over all its windows at most (≈ 100 bytes each).
 pub const MAX_ENTRIES: usize = 200_000;
-/// Stalls a recording keeps, and slow I/O events (as js/capture.js does); later ones are
+/// Stalls a recording keeps, and slow I/O events (as js/capture/capture.js does); later ones are
 /// counted in `dropped`.
 pub const MAX_EVENTS: usize = 1000;
 

@@ -156,7 +156,7 @@ impl Shared {
             .iter()
             .map(|&(slot, n)| json!({ "scope": name(slot), "key": agg.describe_slot(slot).1, "ms": stall.lag_ms * f64::from(n) / f64::from(sampled) }))
             .collect();
-        // A capture with a profile may put the profile's samples in its place (js/stall-stacks.js).
+        // A capture with a profile may put the profile's samples in its place (js/stalls/from-profile.js).
         let from = b.stack.as_ref().map(|_| "sampler");
         scopes.sort_by(|a, b| b["ms"].as_f64().unwrap_or(0.0).total_cmp(&a["ms"].as_f64().unwrap_or(0.0)));
         json!({

@@ -11,9 +11,10 @@ const { AttachError } = require('./inspector');
 const { TargetGone } = require('./session');
 const connection = require('./connection');
 const agent = require('./agent');
-const terminal = require('./terminal');
+const terminal = require('../../js/report/terminal');
+const { liveLines } = require('../../js/top/lines');
 const { renderJson } = require('../../js/report/json');
-const { compare, formatComparison } = require('../../js/compare');
+const { compare, formatComparison } = require('../../js/report/compare');
 
 const OPTIONS = {
   port: { type: 'string' },
@@ -175,7 +176,7 @@ async function attach(args, out, err) {
   const o = options(args);
   const p = printer(out, err);
   let capturing = false; // events between captures (the report being written) are not printed
-  const live = terminal.liveLines((line) => p.line(line), p.c);
+  const live = liveLines((line) => p.line(line), p.c);
   const conn = await connection.open({ ...o, log: p.log, events: ['lag', 'slowIO'] }, (type, data) => {
     if (capturing) live.event(type, data);
   });

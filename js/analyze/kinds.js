@@ -3,23 +3,22 @@
 //
 // A frame's kind comes from what the frame is, never from its name alone (a user function named
 // parseConfig is user code). Measured on Node 20, 22 and 24:
-//   json     the frames js/markers.js puts around JSON.parse/stringify: V8 reports no frame for
+//   json     the frames js/capture/markers.js puts around JSON.parse/stringify: V8 reports no frame for
 //            these C++ builtins, their time otherwise lands on the caller
 //   regex    'RegExp: <source>' (script 0): regular expressions compiled to native code while
-//            the profile ran; and js/markers.js's frames around RegExp.prototype.test and the
+//            the profile ran; and js/capture/markers.js's frames around RegExp.prototype.test and the
 //            Symbol.match/matchAll/replace/search/split methods, which also hold the time V8
 //            runs a regex in its interpreter or in code compiled before the profile started
 //   sync-io  *Sync functions of node:fs, node:internal/fs/*, node:child_process, and all under them
 //   crypto   node:crypto and node:internal/crypto/* functions, and all under them (native hashing)
 //   gc, idle, program   V8's '(garbage collector)', '(idle)' and '(program)' entries
 //   native   other script-0 frames (C++ bindings); node: other node:* code and rloop's own
-//            wrappers (js/hooks.js, js/index.js, js/io.js: its frames are never the app's); user: the rest
+//            wrappers (js/attribution/hooks.js, js/index.js, js/io/index.js: its frames are never the app's); user: the rest
 // A sample's time goes to the innermost json/regex/sync-io/crypto frame on its stack, else to
 // its leaf's kind: native time under readFileSync is sync-io.
 
-const { JSON_MARKER_URL, REGEX_MARKER_URL } = require('../markers');
 const { redactLink } = require('../redact');
-const { isOwn } = require('../report/frames');
+const { isOwn, JSON_MARKER_URL, REGEX_MARKER_URL } = require('../own');
 
 const CATEGORIES = ['user', 'node', 'native', 'json', 'regex', 'crypto', 'sync-io', 'gc', 'program', 'idle'];
 const [USER, NODE, NATIVE, JSON_, REGEX, CRYPTO, SYNC_IO, GC, PROGRAM, IDLE] = CATEGORIES.keys();

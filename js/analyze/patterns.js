@@ -1,8 +1,8 @@
 'use strict';
-// The patterns worth acting on, from what js/analyze.js measured: a CPU hog, marked kinds of
+// The patterns worth acting on, from what js/analyze/index.js measured: a CPU hog, marked kinds of
 // work, long calls, GC pressure; each with its share of busy time, severity and advice.
 
-const { round, percent } = require('../units');
+const { round, percent } = require('./units');
 const { JSON_, REGEX, CRYPTO, SYNC_IO, GC, REGEXP_PREFIX } = require('./kinds');
 
 const MIN_PATTERN_MS = 1; // less than this is noise at any share

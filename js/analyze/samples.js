@@ -62,7 +62,7 @@ function typicalInterval(timeDeltas) {
 
 /**
  * How long each sample is charged, µs: the one gap rule that self time, scopes and long calls
- * (js/long-calls.js) share, so that their shares of busy time add up. A sample lasts until the
+ * (js/analyze/long-calls.js) share, so that their shares of busy time add up. A sample lasts until the
  * next one (as in DevTools), but a gap of more than MAX_GAP intervals (the sampler thread starved,
  * or its signal waited for a syscall) is charged in full only when the samples on both sides are
  * the same kind of work and no scope transition of the timeline falls in it (another callback ran

@@ -14,7 +14,7 @@
 // always wins.
 
 const dc = require('node:diagnostics_channel');
-const hooks = require('../hooks');
+const hooks = require('../attribution');
 const { requestPath } = require('../redact');
 
 const MAX_ROUTES = 500; // distinct names; requests past them go to OTHER, and are counted

@@ -8,13 +8,12 @@
 
 const path = require('node:path');
 const { fileURLToPath } = require('node:url');
-const hooks = require('../hooks');
+const hooks = require('../attribution');
+const { isOwnFile } = require('../own');
 
 const MAX_SITES = 1000; // distinct call sites named; timers from more are unattributed, and counted
 const FRAMES = 16; // Node's own frames between the hook and the caller are ≈ 6
-const PACKAGE = path.join(__dirname, '..', '..');
-const RLOOP_DIRS = ['js', 'register', 'node-red', 'cli'].map((d) => path.join(PACKAGE, d) + path.sep); // rloop's own code
-const HOOK_FILES = [path.join(PACKAGE, 'js', 'hooks.js'), __dirname + path.sep]; // what calls contextOf(), and it
+const HOOK_FILES = [require.resolve('../attribution/hooks'), __dirname + path.sep]; // what calls contextOf(), and it
 const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
 
 const callSites = (_, sites) => sites;
@@ -43,7 +42,7 @@ function creator(sites) {
   for (const site of sites) {
     const file = site.getFileName();
     if (!file || file.startsWith('node:') || HOOK_FILES.some((f) => file.startsWith(f))) continue;
-    if (RLOOP_DIRS.some((d) => file.startsWith(d))) {
+    if (isOwnFile(file)) {
       if (fallback === undefined) return undefined;
       continue;
     }

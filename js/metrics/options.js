@@ -1,7 +1,7 @@
 'use strict';
 // Options of the metrics endpoint (start({ metrics })) and of the adapters.
 
-const { integerIn, describe, plainObject, knownOnly, withDefaults } = require('../options');
+const { integerIn, describe, plainObject, knownOnly, withDefaults } = require('../validate');
 
 const METRICS_DEFAULTS = Object.freeze({
   host: '127.0.0.1', // loopback: binding elsewhere is a choice (docs/metrics.md says what it exposes)

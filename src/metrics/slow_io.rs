@@ -1,9 +1,9 @@
-//! Slow I/O by type: JS knows when an operation is slow (js/io.js) and pushes each one here
+//! Slow I/O by type: JS knows when an operation is slow (js/io/index.js) and pushes each one here
 //! (a call per slow operation, rare by definition: 500 ms by default), where scrapes read it.
 
 use parking_lot::Mutex;
 
-/// Distinct types kept; js/io.js has six. More are counted under the last one, "(other)".
+/// Distinct types kept; js/io/index.js has six. More are counted under the last one, "(other)".
 const MAX_TYPES: usize = 16;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

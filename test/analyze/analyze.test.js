@@ -1,5 +1,5 @@
 'use strict';
-// CPU profile capture (js/profile.js) and analysis (js/analyze.js): real profiles of real
+// CPU profile capture (js/capture/profile.js) and analysis (js/analyze/index.js): real profiles of real
 // workloads on the running Node line (`npm test` runs every line), a worker thread, the .cpuprofile file, and the
 // classification and scope rules on hand-built profiles.
 
@@ -10,8 +10,8 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
-const profile = require('../../js/profile');
-const markers = require('../../js/markers');
+const profile = require('../../js/capture/profile');
+const markers = require('../../js/capture/markers');
 const { analyze, CATEGORIES } = require('../../js/analyze');
 const { profiled, NAMES } = require('../fixtures/profile-workloads');
 const { synthetic, fn, native } = require('../fixtures/tree-profile');
@@ -100,7 +100,7 @@ for (const name of NAMES) {
 test('profiles a worker thread, whose JSON markers leave the main thread alone', async () => {
   const worker = new Worker(
     `const { parentPort } = require('node:worker_threads');
-    const profile = require(${JSON.stringify(require.resolve('../../js/profile'))});
+    const profile = require(${JSON.stringify(require.resolve('../../js/capture/profile'))});
     const { analyze } = require(${JSON.stringify(require.resolve('../../js/analyze'))});
     function workerSpin() {
       let x = 0;
@@ -159,7 +159,7 @@ test('a .cpuprofile file analyzes the same; stop() and stopSync() restore JSON',
   assert.ok(Array.isArray(b.stopSync().samples));
   assert.strictEqual(JSON.parse, NATIVE_PARSE);
   const exiting = execFileSync(process.execPath, ['-e', `
-    require(${JSON.stringify(require.resolve('../../js/profile'))}).start().then((p) => {
+    require(${JSON.stringify(require.resolve('../../js/capture/profile'))}).start().then((p) => {
       process.on('exit', () => console.log(p.stopSync().samples.length >= 0 && JSON.parse.toString().includes('native code')));
     });`], { encoding: 'utf8' });
   assert.strictEqual(exiting.trim(), 'true');
@@ -347,7 +347,7 @@ test('a timeline built from performance.now() matches a real profile', async () 
 // A function whose single calls stall the loop, though it holds well under half of
 // the busy time, is named with its location.
 test('long-calls: a function blocking 120 ms every 500 ms is named, with its location', () => {
-  const own = { functionName: 'run', url: require('node:url').pathToFileURL(path.join(__dirname, '..', '..', 'js', 'hooks.js')).href };
+  const own = { functionName: 'run', url: require('node:url').pathToFileURL(path.join(__dirname, '..', '..', 'js', 'attribution', 'hooks.js')).href };
   const tree = [native('(root)'),
     [fn('listOnTimeout', 'node:internal/timers'), [own, [fn('rebuildIndex'), [fn('tokenize')]]]],
     [fn('handle'), [fn('render')]],
@@ -442,7 +442,7 @@ function regexResults() {
 }
 
 // Regex time V8 spends in its interpreter, or in code compiled before the profile
-// started, has no frame of its own; rloop's markers give it one (js/markers.js).
+// started, has no frame of its own; rloop's markers give it one (js/capture/markers.js).
 test('while a profile runs, RegExp methods carry a frame, invisibly; exec and the originals are left as they were', async () => {
   const P = RegExp.prototype;
   const before = Object.getOwnPropertyDescriptors(P);
@@ -460,7 +460,7 @@ test('while a profile runs, RegExp methods carry a frame, invisibly; exec and th
   assert.strictEqual(during.exec.value, before.exec.value, "exec is never replaced: V8's fast paths need the original");
   assert.deepStrictEqual(results, expected);
   assert.deepStrictEqual(Object.getOwnPropertyDescriptors(P), before, 'every property restored exactly');
-  assert.ok(require('../../js/report/frames').isOwn({ url: markers.REGEX_MARKER_URL }), 'hidden from the app\'s stacks');
+  assert.ok(require('../../js/own').isOwn({ url: markers.REGEX_MARKER_URL }), 'hidden from the app\'s stacks');
 
   // A method the app replaced is neither marked nor removed.
   const mine = function test(s) { return before.test.value.call(this, s); };
@@ -502,10 +502,10 @@ function timed(fn) {
   return performance.now() - t;
 }
 
-// The profile's samples inside a stall, in its scope, are its stack (js/stall-stacks.js).
+// The profile's samples inside a stall, in its scope, are its stack (js/stalls/from-profile.js).
 test("a stall's stack from the profile: samples inside its span and in its scope, the heaviest user frame's", () => {
   const { study, frameOf } = require('../../js/analyze');
-  const { profileStalls } = require('../../js/stall-stacks');
+  const { profileStalls } = require('../../js/stalls/from-profile');
   const tree = [native('(root)'), [fn('blocker'), [{ functionName: 'JSON.parse', url: markers.JSON_MARKER_URL }]], [fn('after')], [fn('other')],
     [native('(garbage collector)')], [native('(idle)')]];
   // One sample a ms from t = 2 ms: 10 of `other` in scope b; in scope a 100 of JSON.parse, GC
@@ -538,7 +538,7 @@ test("a stall's stack from the profile: samples inside its span and in its scope
 // What ran just before the blocker, in the same stall and scope, from the profile's samples in order.
 test("a stall's stackBefore: the code sampled last before the blocker, neither its caller nor under it, nor rloop's", () => {
   const { study, frameOf } = require('../../js/analyze');
-  const { profileStalls } = require('../../js/stall-stacks');
+  const { profileStalls } = require('../../js/stalls/from-profile');
   const tree = [native('(root)'),
     [fn('onTimeout'),
       [fn('handler'),

@@ -1,5 +1,5 @@
 'use strict';
-// The flame tree a report carries (js/flame.js through analyzeWithFlame): merging, idle left
+// The flame tree a report carries (js/analyze/flame.js through analyzeWithFlame): merging, idle left
 // out, pruning and its count, and the node cap on a large profile. Then the page's computations
 // on it (js/report/flame-model.js): self times, chains, the sandwich, the left-heavy layout and
 // keyboard steps, on a tree whose truth is known (test/fixtures/flame-reports.js).
@@ -7,7 +7,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { analyze, analyzeWithFlame } = require('../../js/analyze');
-const { MAX_NODES } = require('../../js/flame');
+const { MAX_NODES } = require('../../js/analyze/flame');
 const { syntheticProfile, scaleReport } = require('../fixtures/synthetic-reports');
 const { sandwichReport, unsortedReport } = require('../fixtures/flame-reports');
 const model = require('../../js/report/flame-model');
@@ -85,7 +85,7 @@ test('a large profile keeps at most MAX_NODES nodes, each with its parent', () =
 });
 
 test("rloop's own wrappers are left out: their callees hang from their callers", () => {
-  const url = require('node:url').pathToFileURL(require('node:path').join(__dirname, '..', '..', 'js', 'hooks.js')).href;
+  const url = require('node:url').pathToFileURL(require('node:path').join(__dirname, '..', '..', 'js', 'attribution', 'hooks.js')).href;
   const run = { functionName: 'run', scriptId: '9', url, lineNumber: 100, columnNumber: 2 };
   const profile = profileOf(
     [[1, native('(root)'), [2]], [2, user('listOnTimeout', 5), [3, 5]], [3, run, [4]], [4, user('job', 10)], [5, user('job', 10)]],

@@ -1,5 +1,5 @@
 'use strict';
-// Busy time by package (js/packages.js): the package of every form of frame URL, the rules on
+// Busy time by package (js/analyze/packages.js): the package of every form of frame URL, the rules on
 // hand-built profiles (whose code a native frame's time is, rloop's frames, V8's entries), a real
 // capture of an app calling two packages from node_modules (test/fixtures/node_modules) against
 // the same samples by scope and the app's own clock, and a real package (ajv) at work.
@@ -11,7 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { analyze } = require('../../js/analyze');
-const { packageOf } = require('../../js/packages');
+const { packageOf } = require('../../js/analyze/packages');
 const { synthetic, fn, native, ownersProfile, URLS } = require('../fixtures/tree-profile');
 const { assertValidReport } = require('../fixtures/report');
 
@@ -133,7 +133,7 @@ test('a real capture: each package\'s share of busy time is the share its scope 
 });
 
 test('a real package from node_modules: compiling JSON schemas with ajv is ajv\'s time, named in its heavy functions', async () => {
-  const profile = require('../../js/profile');
+  const profile = require('../../js/capture/profile');
   const Ajv = require('ajv');
   const schema = { type: 'object', properties: { a: { type: 'string', pattern: '^x+$' }, b: { type: 'array', items: { type: 'number' } } }, required: ['a'] };
   const p = await profile.start();

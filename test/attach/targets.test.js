@@ -10,7 +10,7 @@ const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { listening } = require('../../cli/attach/inspector');
 const { assertValidReport } = require('../fixtures/report');
-const { topFrame } = require('../../js/report/frames');
+const { topFrame } = require('../../js/own');
 const { FIXTURES, startApp, ask, rloop, seen, tmpDir, assertLeftNothing } = require('../fixtures/attach-helpers');
 
 const scopeOf = (report, name) => report.elu.scopes.find((s) => s.name === name);

@@ -8,7 +8,7 @@ const { AsyncResource } = require('node:async_hooks');
 const { EventEmitter } = require('node:events');
 const rloop = require('../..');
 const native = require('../../js/native');
-const { HEADER } = require('../../js/ledger');
+const { HEADER } = require('../../js/attribution/ledger');
 const { busy, scopeIn } = require('../fixtures/helpers');
 
 const OTHER = 1; // the slot of '(other)'

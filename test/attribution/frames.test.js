@@ -1,5 +1,5 @@
 'use strict';
-// The two ways the scope travels (js/hooks.js): by AsyncContextFrame where AsyncLocalStorage
+// The two ways the scope travels (js/attribution/hooks.js): by AsyncContextFrame where AsyncLocalStorage
 // runs on it (Node ≥ 24 by default), else by tagging each resource in an init hook. The mode
 // follows Node's own, flag for flag, and the app's own AsyncLocalStorage sees the same with
 // rloop as without. test/plan.js runs the attribution tests in both modes.
@@ -10,7 +10,7 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { AsyncLocalStorage } = require('node:async_hooks');
 const rloop = require('../..');
-const hooks = require('../../js/hooks');
+const hooks = require('../../js/attribution/hooks');
 
 const ROOT = path.join(__dirname, '..', '..');
 const MAJOR = Number(process.versions.node.split('.')[0]);
@@ -21,7 +21,7 @@ const OTHER = MAJOR >= 24 ? '--no-async-context-frame' : MAJOR === 22 ? '--exper
 function framesWith(flags) {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const script = `console.log(require(${JSON.stringify(path.join(ROOT, 'js', 'hooks'))}).FRAMES)`;
+  const script = `console.log(require(${JSON.stringify(path.join(ROOT, 'js', 'attribution', 'hooks'))}).FRAMES)`;
   const r = spawnSync(process.execPath, [...flags, '-e', script], { encoding: 'utf8', env });
   assert.strictEqual(r.status, 0, r.stderr);
   return r.stdout.trim() === 'true';
@@ -127,7 +127,7 @@ test('every kind of callback runs in the scope that started it', async () => {
   }
 });
 
-// js/frames.js context(): a callback finds its scope on the frame rloop made (the frames it
+// js/attribution/context-frames.js context(): a callback finds its scope on the frame rloop made (the frames it
 // makes carry their context), else in rloop's store of the frame the app made from one of
 // rloop's. A frame of an earlier monitor, carrying its context, means nothing to the next.
 test("a frame the app made inside a scope still reads the scope; one of an earlier monitor none", async () => {
@@ -153,7 +153,7 @@ test("a frame the app made inside a scope still reads the scope; one of an earli
   assert.deepStrictEqual(seen, { 'app frame': 's', "rloop's frame": 's', 'earlier monitor': null });
 });
 
-// js/frames.js: with Node's AsyncContextFrame class learnt (from a frame a resource carries), an
+// js/attribution/context-frames.js: with Node's AsyncContextFrame class learnt (from a frame a resource carries), an
 // entry reuses the frame it made from the same frame before, and a restore() puts back the frame
 // its entry replaced, instead of copying the frame each time. A timer keeps the frame it was
 // created in: that shows which frame was in force.
@@ -164,7 +164,7 @@ const frameOf = (timer) => timer[Object.getOwnPropertySymbols(timer).find((s) =>
 function inFramedCallback(fn) {
   return new Promise((resolve, reject) => rloop.scope('host', () => setImmediate(() => {
     try {
-      rloop.scope('learn', () => {}); // where js/frames.js learns the class
+      rloop.scope('learn', () => {}); // where js/attribution/context-frames.js learns the class
       resolve(fn());
     } catch (e) {
       reject(e);

@@ -1,6 +1,6 @@
 'use strict';
 // Handles handed to a scope by retag() (automatic HTTP scopes' keep-alive sockets) and named
-// timers keep their scope once a later entry of js/ring.js's ring took their place. Each test
+// timers keep their scope once a later entry of js/attribution/ring.js's ring took their place. Each test
 // runs in both ways the scope travels, where the Node line has both (frames.test.js).
 
 const test = require('node:test');
@@ -16,7 +16,7 @@ const MODES = OTHER === null ? [[]] : [[], [OTHER]];
 // A client socket on loopback whose handle is retagged to 'conn' once connected; `then(sock, hooks)` runs next.
 const PRELUDE = `
 const rloop = require(${JSON.stringify(ROOT)});
-const hooks = require(${JSON.stringify(path.join(ROOT, 'js', 'hooks'))});
+const hooks = require(${JSON.stringify(path.join(ROOT, 'js', 'attribution', 'hooks'))});
 const net = require('node:net');
 const mon = rloop.start({ lag: false, io: false });
 const server = net.createServer((s) => s.on('data', () => s.write('x'))).listen(0, '127.0.0.1', () => {

@@ -185,7 +185,7 @@ test('an option given as undefined takes its default, in every options parser', 
     assert.ok(written.length >= 1, 'a watched capture ended and was written');
     const first = JSON.parse(fs.readFileSync(path.join(tmp, written[0]), 'utf8'));
     assert.ok(Math.abs(first.meta.durationMs - 200) < 100, `${first.meta.durationMs} ms`);
-    const t = require('../../js/heap').timeline({ everyMs: undefined, max: undefined, onSample: undefined });
+    const t = require('../../js/capture/heap').timeline({ everyMs: undefined, max: undefined, onSample: undefined });
     t.stop();
     assert.strictEqual(rloop.scope('s', () => 7, { key: undefined }), 7);
     const snapshot = path.join(tmp, 'undefined.heapsnapshot');
@@ -323,7 +323,8 @@ test('an operation told pending is told again as it ends, marked so, kept once b
     assert.deepEqual(kept.map((e) => [e.state, e.reportedPending, e.durationMs]), [[undefined, undefined, told[1].durationMs]]);
     assertValidReport(report);
     // attach and top: the pending one waits for its end, which came within the hold: one line, as it ended.
-    const { liveLines, palette } = require('../../cli/attach/terminal');
+    const { liveLines } = require('../../js/top/lines');
+    const { palette } = require('../../js/report/terminal');
     const printed = [];
     const lines = liveLines((line) => printed.push(line), palette(false));
     for (const e of told) lines.event('slowIO', e);
@@ -377,7 +378,7 @@ test('CPU by scope: each function of an app whose truth is known is ≥ 95 % in 
 });
 
 test("a profile's scope timeline keeps its changes in time order and says when it filled up", () => {
-  const { Timeline, FULL } = require('../../js/timeline');
+  const { Timeline, FULL } = require('../../js/attribution/timeline');
   const t = new Timeline();
   t.add(1, 3);
   t.add(2, 4);

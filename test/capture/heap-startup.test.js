@@ -1,7 +1,7 @@
 'use strict';
 // A zero-code capture starts in the preload, so the app's start-up is in it. The
 // heap-growth warning tells the growth of start-up (the app loading its state) from the growth
-// after it, where a leak would be (heap.startUp, js/heap.js).
+// after it, where a leak would be (heap.startUp, js/capture/heap.js).
 
 const test = require('node:test');
 const assert = require('node:assert');

@@ -9,14 +9,14 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
-const heap = require('../../js/heap');
+const heap = require('../../js/capture/heap');
 const { epochMs } = require('../../js/clock');
 const rloop = require('../..');
 const { sleep } = require('../fixtures/helpers');
 
 const MB = 1024 * 1024;
 const STATS = ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers'];
-const HEAP = JSON.stringify(require.resolve('../../js/heap'));
+const HEAP = JSON.stringify(require.resolve('../../js/capture/heap'));
 
 function tmpDir(t) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-heap-'));

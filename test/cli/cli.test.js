@@ -116,7 +116,7 @@ test('compare counts every stall recorded and the longest of them, as the page s
   const c = rloop.compare(report([60], 0), report([529, 80], 2));
   assert.deepStrictEqual(c.lag, { baseStalls: 1, headStalls: 4, baseMaxMs: 60, headMaxMs: 529 });
   assert.strictEqual(c.verdict, 'REGRESSED');
-  assert.match(require('../../js/compare').formatComparison(c), /longest stall 60 ms -> 529 ms, stalls 1 -> 4/);
+  assert.match(require('../../js/report/compare').formatComparison(c), /longest stall 60 ms -> 529 ms, stalls 1 -> 4/);
 });
 
 test('compare against a report without a CPU profile says what it cannot compare, and resolves nothing', () => {
@@ -131,14 +131,14 @@ test('compare against a report without a CPU profile says what it cannot compare
   assert.deepStrictEqual([c.patterns, c.functions], [{ resolved: [], new: [], persistent: [] }, { regressed: [], improved: [] }]);
   assert.deepStrictEqual(c.notCompared, ['patterns and functions: the CPU profile, which head has none of']);
   assert.strictEqual(c.verdict, 'NO CHANGE');
-  const text = require('../../js/compare').formatComparison(c);
+  const text = require('../../js/report/compare').formatComparison(c);
   assert.match(text, /not compared patterns and functions: the CPU profile, which head has none of/);
   assert.doesNotMatch(text, /resolved/);
   // Both profiled: a function with no name, file or line reads as such, never "(:null)".
   const gone = rloop.compare(profiled, report({ analysis: { patterns: [], heavyFunctions: [] } }));
   assert.deepStrictEqual(gone.notCompared, []);
   assert.strictEqual(gone.patterns.resolved[0].id, 'json-heavy');
-  const lines = require('../../js/compare').formatComparison(gone);
+  const lines = require('../../js/report/compare').formatComparison(gone);
   assert.match(lines, /faster {5}\(anonymous\) 30\.0 % -> 0\.0 % of the profile/);
   assert.doesNotMatch(lines, /null|\(:/);
 });

@@ -65,7 +65,7 @@ test('a stall is reported with its scope and the blocker on its stack', async ()
   const mon = rloop.start({ lagThreshold: 60 });
   const alive = setInterval(() => {}, 1000); // the 'lag' delivery keeps no loop alive
   try {
-    // The stack sampler starts at the first stall (js/stacks.js): later ones have stacks.
+    // The stack sampler starts at the first stall (js/stalls/sampler.js): later ones have stacks.
     for (let i = 0; ; i++) {
       const lag = new Promise((resolve) => mon.once('lag', resolve));
       setTimeout(() => rloop.scope('blocker', () => blockOnArm(200)), 1);

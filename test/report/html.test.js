@@ -342,7 +342,7 @@ test("rloop's own frames are hidden from stacks and from stalls by code location
     'handleRequest …/routes/checkout.js:12 6', 'no stack taken',
   ]);
   assert.doesNotMatch(section(html, 'cpu'), /hooks\.js/);
-  assert.ok(!island(html).flame.strings.some((s) => s.includes('/js/hooks.js')), 'nor in the flame graph');
+  assert.ok(!island(html).flame.strings.some((s) => s.includes('/js/attribution/hooks.js')), 'nor in the flame graph');
   assert.doesNotMatch(html, /rloop:json/, 'its JSON markers show as the builtins: JSON.parse (builtin)');
   assert.ok(island(html).flame.strings.includes('(builtin)'));
 });

@@ -224,7 +224,7 @@ test('a stall in native work is never blamed on the JS that ran after it', async
 });
 
 // The profiler's signal stops the thread wherever it is, so inside a stall its
-// samples show the blocker, even in code the stack sampler cannot interrupt (js/stall-stacks.js).
+// samples show the blocker, even in code the stack sampler cannot interrupt (js/stalls/from-profile.js).
 test('with a profile running, a stall has the stack of the profile samples inside it: the blocker, never what ran after', async () => {
   await primeStackSampler();
   const { cases: { readSync, ...cases }, close } = nativeCases();

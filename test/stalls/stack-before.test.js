@@ -108,8 +108,8 @@ test('the stack sampler\'s interrupt shows in a CPU profile as rloop\'s, so it i
   // The sampler's expression had no URL: a profile sampling it (a stall's first millisecond) named
   // its frames '(anonymous)' as the app's, and stackBefore reported them instead of `prepare`.
   const inspector = require('node:inspector');
-  const { EXPRESSION, SAMPLER_URL } = require('../../js/stack-expression');
-  const { isOwn } = require('../../js/report/frames');
+  const { EXPRESSION, SAMPLER_URL } = require('../../js/stalls/stack-expression');
+  const { isOwn } = require('../../js/own');
   const session = new inspector.Session();
   session.connect();
   const post = (method, params = {}) => new Promise((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));

@@ -1,12 +1,12 @@
 'use strict';
-// Diagnosis: what to look at first. The profile analysis's patterns (js/analyze.js), and what
+// Diagnosis: what to look at first. The profile analysis's patterns (js/analyze/index.js), and what
 // the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap.
 
 const { esc, text } = require('../escape');
 const { MB, size, ms, num, pct, where, plural, frame, offset, maxOf } = require('../format');
 const { badge, empty } = require('../table');
 const { groupBy } = require('../aggregate');
-const { topFrame } = require('../frames');
+const { topFrame } = require('../../own');
 const { list } = require('../context');
 const facts = require('../facts');
 

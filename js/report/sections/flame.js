@@ -7,7 +7,7 @@ const { clip, visible } = require('../escape');
 const { num, plural, shortUrl } = require('../format');
 const { empty, capped } = require('../table');
 const { CATEGORIES } = require('../../analyze');
-const { MAX_NODES, MIN_SHARE } = require('../../flame');
+const { MAX_NODES, MIN_SHARE } = require('../../analyze/flame');
 const { list } = require('../context');
 
 const MAX_NAME = 200;

@@ -8,7 +8,7 @@ const { table, empty, capped } = require('../table');
 const { stackDetails } = require('./stacks');
 const { groupBy } = require('../aggregate');
 const { list } = require('../context');
-const { topFrame } = require('../frames');
+const { topFrame } = require('../../own');
 const facts = require('../facts');
 
 const MAX_GROUPS = 100;

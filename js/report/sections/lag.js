@@ -9,7 +9,7 @@ const { table, empty, capped } = require('../table');
 const { stackDetails, visibleFrames } = require('./stacks');
 const { groupBy } = require('../aggregate');
 const { list } = require('../context');
-const { topFrame } = require('../frames');
+const { topFrame } = require('../../own');
 const facts = require('../facts');
 
 const MAX_DOTS = 500;

@@ -1,5 +1,5 @@
 'use strict';
-// CPU by package: whose code the busy time ran in (js/packages.js), a bar and a table, so an app
+// CPU by package: whose code the busy time ran in (js/analyze/packages.js), a bar and a table, so an app
 // without scopes still learns which dependency keeps the loop busy.
 
 const { esc, text } = require('../escape');

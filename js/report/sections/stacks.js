@@ -6,7 +6,7 @@
 const { esc } = require('../escape');
 const { frame, plural } = require('../format');
 const { list } = require('../context');
-const { isOwn, isLibrary } = require('../frames');
+const { isOwn, isLibrary } = require('../../own');
 
 const MAX_FRAMES = 32;
 const MARKER = /^rloop:/;

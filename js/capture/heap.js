@@ -3,9 +3,9 @@
 
 const fs = require('node:fs');
 const { performance } = require('node:perf_hooks'); // not the global: fake timers replace that one (js/clock.js)
-const { epochMs } = require('./clock');
-const { describe, integerIn, plainObject, knownOnly } = require('./options');
-const { wakeAt, stopWaking } = require('./wakers');
+const { epochMs } = require('../clock');
+const { describe, integerIn, plainObject, knownOnly } = require('../validate');
+const { wakeAt, stopWaking } = require('../attribution/wakers');
 
 /** This thread's memory now, in bytes: the process RSS and this thread's V8 heap. */
 function stats() {
@@ -28,7 +28,7 @@ function optionsOf(what, options, known, callback) {
  * Samples stats() into a ring of the last `max` samples (older ones are dropped and counted in
  * `dropped`) as the monitored loop wakes, at most every `everyMs`: no timer, so none for the
  * app's own hooks to see, and no sample while the loop idles (nothing allocates then) or is
- * blocked. Needs this thread's monitor running (js/hooks.js). Begun before the event loop ran
+ * blocked. Needs this thread's monitor running (js/attribution/hooks.js). Begun before the event loop ran
  * (zero-code's preload, or the main module), its first sample, at the loop's first wake, is the
  * memory as the app's start-up ended: `startUp` (else null), whatever the ring drops.
  */
@@ -193,7 +193,7 @@ async function captureHeapSnapshot(path, options) {
     fs.closeSync(fd);
     fd = -1;
     fs.renameSync(partial, path);
-    require('./native').trimMalloc(); // V8 freed its snapshot graph; give the pages back too
+    require('../native').trimMalloc(); // V8 freed its snapshot graph; give the pages back too
     return path;
   } catch (err) {
     if (fd !== -1) fs.closeSync(fd);

@@ -1,9 +1,9 @@
 'use strict';
 // CPU profiles of the calling thread (main or worker) through an in-process inspector session.
-// The result is V8's raw profile, the content of a .cpuprofile file; js/analyze.js reads it.
+// The result is V8's raw profile, the content of a .cpuprofile file; js/analyze/index.js reads it.
 
-const { hrtimeNs, offsetFrom } = require('./clock');
-const { integerIn, plainObject, knownOnly } = require('./options');
+const { hrtimeNs, offsetFrom } = require('../clock');
+const { integerIn, plainObject, knownOnly } = require('../validate');
 const markers = require('./markers');
 
 const DEFAULT_INTERVAL_US = 100;
@@ -31,7 +31,7 @@ function post(session, method, params) {
 
 /**
  * Starts sampling this thread's stacks every `intervalUs` µs, with JSON and RegExp builtins
- * marked (js/markers.js).
+ * marked (js/capture/markers.js).
  * Resolves to `{ stop(), stopSync() }`: both give the raw V8 profile (the same one on repeated
  * calls), end the session and, with the thread's last profile, unmark the builtins.
  */

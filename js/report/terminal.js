@@ -1,10 +1,10 @@
 'use strict';
-// The attach command's terminal output, pure functions of a report or an event to text:
+// A report and its live events as text for a terminal, pure functions of a report or an event:
 // colours only when asked (a TTY without NO_COLOR), plain otherwise.
 
-const { num, ms, pct, size, plural, shortUrl } = require('../../js/report/format');
-const { topFrame } = require('../../js/report/frames');
-const facts = require('../../js/report/facts');
+const { num, ms, pct, size, plural, shortUrl } = require('./format');
+const { topFrame } = require('../own');
+const facts = require('./facts');
 
 const CODES = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, cyan: 36 };
 const SEVERITY = { critical: 'red', warning: 'yellow', info: 'cyan', ok: 'green' };
@@ -42,48 +42,6 @@ function ioLine(e, c) {
   const what = `${e.type}${e.method ? ` ${e.method}` : ''} ${e.target ?? ''}`.trim();
   const end = e.state === 'pending' ? 'still pending after' : e.error ? `failed (${e.error}) after` : `${e.status ?? 'done'} in`;
   return `${c.cyan('⏱ slow I/O')} ${what} ${end} ${c.bold(ms(e.durationMs))}  from ${where(topFrame(e.stack))}${e.scope ? `  scope ${e.scope}` : ''}`;
-}
-
-// An operation told pending that ends within this prints once, as it ended.
-const HOLD_MS = 1000;
-
-/**
- * Prints live 'lag' and 'slowIO' events through `print(line)`, one line per slow operation: one
- * told pending waits HOLD_MS for its end, and prints as pending only if it has not ended by then
- * (its end then prints nothing). `drop()` forgets those waiting (a capture ended: its report
- * lists what is still pending).
- */
-function liveLines(print, c) {
-  const held = new Map(); // operation -> its timer
-  // A connect's target is known only at its end; operations of a kind started in the same ms may
-  // swap lines, never add one.
-  const operation = (e) => `${e.type}\0${e.method}\0${e.at}`;
-  return {
-    event(type, e) {
-      if (type === 'lag') return print(lagLine(e, c));
-      if (e.state === 'pending') {
-        const op = operation(e);
-        const timer = setTimeout(() => {
-          held.delete(op);
-          print(ioLine(e, c));
-        }, HOLD_MS);
-        timer.unref();
-        held.set(op, timer);
-        return;
-      }
-      if (e.reportedPending) {
-        const timer = held.get(operation(e));
-        if (timer === undefined) return; // printed as pending already
-        clearTimeout(timer);
-        held.delete(operation(e));
-      }
-      print(ioLine(e, c));
-    },
-    drop() {
-      for (const timer of held.values()) clearTimeout(timer);
-      held.clear();
-    },
-  };
 }
 
 function heading(c, title) {
@@ -182,4 +140,4 @@ function formatReport(r, { color = false } = {}) {
   return [head, ...diagnosis(r, c), ...scopes(r, c), ...heavy(r, c), ...lag(r, c), ...io(r, c), ...memory(r, c)].join('\n') + '\n';
 }
 
-module.exports = { formatReport, liveLines, palette, wantsColor, bar, num };
+module.exports = { formatReport, lagLine, ioLine, palette, wantsColor, bar, num };

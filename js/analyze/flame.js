@@ -6,7 +6,7 @@
 // parent's value; at most MAX_NODES nodes are kept, the heaviest.
 // `truncated` counts the merged nodes left out, so a reader knows the tree was pruned.
 
-const { redactLink } = require('./redact');
+const { redactLink } = require('../redact');
 
 const MIN_SHARE = 0.001;
 const MAX_NODES = 2000;
@@ -15,7 +15,7 @@ const MAX_DEPTH = 128;
 const round3 = (x) => Math.round(x) / 1000; // µs to ms, 3 decimals
 
 /**
- * @param p what js/analyze.js measured: profile `nodes`, `parent` and `order` (parents first),
+ * @param p what js/analyze/index.js measured: profile `nodes`, `parent` and `order` (parents first),
  *   `self` µs per node, `fnOf` (function per node), `category` per node and `names` of the
  *   categories, `idle` the idle category, `own` per node: rloop's own frame (left out, its
  *   callees joined to its caller).

@@ -1,7 +1,7 @@
 'use strict';
-// Running totals of I/O durations per type and target, for reports (js/io.js adds to them).
+// Running totals of I/O durations per type and target, for reports (js/io/index.js adds to them).
 
-const { round } = require('./io-events');
+const { round } = require('./events');
 
 const MAX_TARGETS = 1000; // per type; later targets are folded into OTHER
 const OTHER = '(other)';

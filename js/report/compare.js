@@ -4,7 +4,7 @@
 // A function's share is of the whole profile (selfPercent), not of busy time as in a report's
 // page: across two runs a share of busy time moves when other work comes or goes.
 
-const { stalls } = require('./report/facts');
+const { stalls } = require('./facts');
 
 // A change counts only past these, so noise between two runs of one build reads NO CHANGE.
 const FUNCTION_POINTS = 5; // points of self-time share

@@ -4,7 +4,7 @@
 // the app's error output and the signal's action stay as they would have been without rloop.
 
 const { isMainThread, threadId } = require('node:worker_threads');
-const native = require('./native');
+const native = require('../native');
 
 const finishers = new Set(); // (reason) => void, synchronous
 let uncaught = false;

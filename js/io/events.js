@@ -1,12 +1,12 @@
 'use strict';
-// What a slow I/O event says about one operation (js/io.js times them): its target, from what
+// What a slow I/O event says about one operation (js/io/index.js times them): its target, from what
 // the channels pass, with secrets redacted; its error; and its caller's stack, captured when
 // the operation begins and formatted only for a slow one.
 
-const path = require('node:path');
-const { ORIGIN } = require('./clock');
+const { ORIGIN } = require('../clock');
 const { pathToFileURL } = require('node:url');
-const { redactUrl, redactLink, redactText, requestPath, target } = require('./redact');
+const { redactUrl, redactLink, redactText, requestPath, target } = require('../redact');
+const { isOwnFile } = require('../own');
 
 const MAX_TARGET_LENGTH = 256; // a path may be kilobytes long: targets are kept and reported
 // Frames captured below rloop's own, each costing up to a microsecond: enough for some 6 of the
@@ -14,7 +14,6 @@ const MAX_TARGET_LENGTH = 256; // a path may be kilobytes long: targets are kept
 // fetch) or both (27 to 34 for a socket undici connects; sockets are connected far less often).
 const DEPTH = { http: 10, https: 10, dns: 10, fetch: 32, tcp: 40 };
 const MAX_FRAMES = 10;
-const RLOOP_DIR = __dirname + path.sep;
 const FRAME = /^\s*at (?:async )?(?:(.*?) \()?(.+?):(\d+):(\d+)\)?$/;
 
 function httpTarget(request) {
@@ -89,7 +88,7 @@ function frames(stack) {
     const [, functionName = '(anonymous)', file, line, column] = m;
     const url = file.startsWith('/') ? pathToFileURL(file).href : redactLink(file); // an ES module's may have a query
     const frame = { functionName, url, line: Number(line), column: Number(column) };
-    (file.startsWith('node:') || file.startsWith(RLOOP_DIR) ? internal : user).push(frame);
+    (file.startsWith('node:') || isOwnFile(file) ? internal : user).push(frame);
   }
   return user.concat(internal).slice(0, MAX_FRAMES);
 }

@@ -5,8 +5,8 @@ const fs = require('node:fs');
 const nodePath = require('node:path');
 const { pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const profiler = require('./profile');
-const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('./options');
-const { epochMs } = require('./clock');
+const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('../validate');
+const { epochMs } = require('../clock');
 
 const MAX_MS = 7 * 24 * 3600 * 1000; // a week: the longest capture or watch interval
 const DEFAULTS = Object.freeze({

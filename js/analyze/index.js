@@ -1,18 +1,18 @@
 'use strict';
 // Analysis of a V8 CPU profile (a .cpuprofile's content): where the time went by function, by
-// kind of work, by scope and by package (js/packages.js), and the patterns worth acting on. Pure: no I/O, no clock; one pass
+// kind of work, by scope and by package (js/analyze/packages.js), and the patterns worth acting on. Pure: no I/O, no clock; one pass
 // over the nodes and one over the samples.
 // The kinds of work are in js/analyze/kinds.js, the pass over the samples in
 // js/analyze/samples.js, the patterns in js/analyze/patterns.js.
 
-const { plainObject, knownOnly } = require('./options');
+const { plainObject, knownOnly } = require('../validate');
 const { flameTree } = require('./flame');
 const { longCalls, longCallsByFunction } = require('./long-calls');
 const { ms, percent } = require('./units');
 const { packageOfFrame, busyByPackage } = require('./packages');
-const { CATEGORIES, USER, GC, IDLE, frameOf, indexNodes, indexFunctions, classify } = require('./analyze/kinds');
-const { OUTSIDE, checkTimeline, checkProfile, typicalInterval, sampleSpans, walkSamples } = require('./analyze/samples');
-const { findPatterns } = require('./analyze/patterns');
+const { CATEGORIES, USER, GC, IDLE, frameOf, indexNodes, indexFunctions, classify } = require('./kinds');
+const { OUTSIDE, checkTimeline, checkProfile, typicalInterval, sampleSpans, walkSamples } = require('./samples');
+const { findPatterns } = require('./patterns');
 
 const HEAVY_FUNCTIONS = 20;
 const CALL_STACK_FUNCTIONS = 5;
@@ -106,7 +106,7 @@ function analyze(profile, options) {
   return study(profile, options).analysis;
 }
 
-/** The analysis and the flame tree (js/flame.js) of a profile, from one pass over it. */
+/** The analysis and the flame tree (js/analyze/flame.js) of a profile, from one pass over it. */
 function analyzeWithFlame(profile, options) {
   const { analysis, measured } = study(profile, options);
   return { analysis, flame: flameTree(measured) };

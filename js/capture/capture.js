@@ -2,23 +2,23 @@
 // One capture: what the monitor sees over a span of time — ELU windows, lag, slow I/O, heap,
 // optionally a CPU profile and a heap snapshot — assembled into a report and written where
 // asked. If the process ends mid-capture, what was collected is written synchronously with
-// `partial: true` (js/exit-guard.js); if this thread's JS cannot run by then (a signal on a
+// `partial: true` (js/capture/exit-guard.js); if this thread's JS cannot run by then (a signal on a
 // blocked loop, a terminated worker), the addon writes the JSON itself (src/report.rs).
 
 const fs = require('node:fs');
 const { platform, arch, pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const { threadId } = require('node:worker_threads');
-const { epochMs, ORIGIN } = require('./clock');
+const { epochMs, ORIGIN } = require('../clock');
 const heap = require('./heap');
 const profiler = require('./profile');
-const { study, frameOf } = require('./analyze');
-const { flameTree } = require('./flame');
-const { profileStalls } = require('./stall-stacks');
+const { study, frameOf } = require('../analyze');
+const { flameTree } = require('../analyze/flame');
+const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
-const { buildReport, reportFrame } = require('./report/build');
-const { renderJson } = require('./report/json');
-const { expand, numberCapture, permitted } = require('./capture-options');
-const { version } = require('../package.json');
+const { buildReport, reportFrame } = require('../report/build');
+const { renderJson } = require('../report/json');
+const { expand, numberCapture, permitted } = require('./options');
+const { version } = require('../../package.json');
 
 const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/recording.rs)
 const HEAP_EVERY_MS = 1000;
@@ -253,7 +253,7 @@ class Capture {
     const o = this.#o;
     const at = (name) => expand(o[name], this.#n, this.#start);
     if (o.json) fs.writeFileSync(at('json'), renderJson(report));
-    if (o.html) fs.writeFileSync(at('html'), require('./report/html').renderHtml(report));
+    if (o.html) fs.writeFileSync(at('html'), require('../report/html').renderHtml(report));
     if (o.cpuprofile && profile) fs.writeFileSync(at('cpuprofile'), JSON.stringify(profile));
   }
 }

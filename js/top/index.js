@@ -5,8 +5,7 @@
 // the app's own handling of it is unchanged. No signal listener is added.
 
 const { threadId } = require('node:worker_threads');
-const rloop = require('./index');
-const { live } = require('../cli/top-screen');
+const { live } = require('./screen');
 
 const EVENTS = ['window', 'lag', 'slowIO'];
 
@@ -14,8 +13,9 @@ const EVENTS = ['window', 'lag', 'slowIO'];
  * Shows the view until q, Ctrl-C or `stop()`: `{ monitor, stdin, stdout }`, by default this
  * thread's running monitor (else one started here, and stopped when the view ends) and the
  * process's terminal. Returns `{ stop(), done }`, `done` resolving once the terminal is restored.
+ * `rloop` is the public API's `{ monitor, start }` (js/index.js passes them: no import back).
  */
-function top({ monitor, stdin = process.stdin, stdout = process.stdout } = {}) {
+function top({ monitor, stdin = process.stdin, stdout = process.stdout } = {}, rloop) {
   if (!stdout?.isTTY || typeof stdout.write !== 'function') throw new TypeError("rloop: top() needs a terminal: option 'stdout' is not a TTY");
   if (!stdin?.isTTY || typeof stdin.setRawMode !== 'function') throw new TypeError("rloop: top() needs a terminal: option 'stdin' is not a TTY");
   if (monitor !== undefined && (monitor === null || typeof monitor.on !== 'function' || typeof monitor.off !== 'function')) {

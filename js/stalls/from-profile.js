@@ -7,7 +7,7 @@
 // blocker in the stall (`stackBefore`): how the loop got there, where the blocker's own stack
 // names only its callers. Pure: no clock, no I/O.
 
-const { isOwn } = require('./report/frames');
+const { isOwn } = require('../own');
 
 // Samples are weighed by count, not by the time to the next one: a profiler starved of CPU on a
 // busy machine samples sparsely, but each sample it takes is where the thread was.
@@ -20,11 +20,11 @@ const NATIVE_OF = { json: 'JSON', regex: 'regex', crypto: 'crypto', gc: 'GC' };
  * The lag `events`, each stall with samples of its scope in `profile` given the heaviest of
  * them as `stack` (`stackFrom: 'profile'`), the native work they show as `native`, and the
  * stack of the code that ran in it just before the blocker as `stackBefore` (null: none did).
- * @param measured what js/analyze.js measured: `nodes`, `index` (id -> node), `parent`,
+ * @param measured what js/analyze/index.js measured: `nodes`, `index` (id -> node), `parent`,
  *   `category` and `names`, `user` (nearest user frame per node), `own` (rloop's frames).
  * @param o `{ originMs, offsetUs, scopeTimeline, frameOf }`: epoch ms of performance.now() 0; µs
  *   from performance.now() µs to the profile clock; the sorted `[timeUs, scope]` changes on the
- *   profile clock that js/analyze.js takes; its frameOf.
+ *   profile clock that js/analyze/index.js takes; its frameOf.
  */
 function profileStalls(events, profile, measured, o) {
   const spans = events

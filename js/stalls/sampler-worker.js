@@ -7,8 +7,8 @@
 
 const inspector = require('node:inspector');
 const { workerData } = require('node:worker_threads');
-const native = require('./native');
-const { redactStack } = require('./redact');
+const native = require('../native');
+const { redactStack } = require('../redact');
 const { EXPRESSION, SAMPLER_URL, MAX_FRAMES } = require('./stack-expression');
 
 // Gives up when no answer comes by then: the main thread is not running JS (idle, or busy in
@@ -19,7 +19,7 @@ const ANSWER_TIMEOUT_MS = 1000;
 
 const { threadId: watched, originMs, gate } = workerData;
 const PAUSED = 0;
-const BUSY = 1; // js/stacks.js: no session while paused, busy while one is held
+const BUSY = 1; // js/stalls/sampler.js: no session while paused, busy while one is held
 let capturing = false;
 
 native.watchStalls(watched, (wake) => {

@@ -1,5 +1,5 @@
 'use strict';
-// What the stack sampler (js/stack-sampler.js) has the main thread evaluate, as an interrupt on
+// What the stack sampler (js/stalls/sampler-worker.js) has the main thread evaluate, as an interrupt on
 // top of the blocking code: its own module, so a test can evaluate it as the sampler does.
 
 const MAX_FRAMES = 32;
@@ -9,7 +9,7 @@ const MAX_FRAMES = 32;
 // It returns when it ran (epoch ms, comparable across threads): V8 serves the interrupt at its
 // next check, at once in JS but only after most builtins and C++ return (src/blame.rs).
 // Its frames carry rloop's URL (isOwn()): a CPU profile that samples the interrupt shows it as
-// rloop's, never as the app code that ran before a stall's blocker (js/stall-stacks.js).
+// rloop's, never as the app code that ran before a stall's blocker (js/stalls/from-profile.js).
 const SAMPLER_URL = 'rloop:stack-sampler';
 // The clock by perf_hooks' prototype: the app's fake timers may have replaced its now() (js/clock.js).
 const EXPRESSION = `(() => {

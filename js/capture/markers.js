@@ -3,7 +3,7 @@
 // frame, and a regular expression has one ('RegExp: <source>') only once compiled to native
 // code while the profile runs: its interpreted runs, and code compiled before the profile
 // started, land on the caller as if the caller's own work. While a profile runs, these builtins
-// are replaced by markers compiled under rloop's own script URLs (js/report/frames.js hides
+// are replaced by markers compiled under rloop's own script URLs (js/own.js hides
 // them from the app's stacks), each calling the builtin with the same receiver and arguments.
 //
 // RegExp.prototype.exec is never replaced: the builtins behind String.prototype.replace, split,
@@ -14,9 +14,7 @@
 // object is left alone.
 
 const vm = require('node:vm');
-
-const JSON_MARKER_URL = 'rloop:json';
-const REGEX_MARKER_URL = 'rloop:regex';
+const { JSON_MARKER_URL, REGEX_MARKER_URL } = require('../own');
 
 // Strict code: a primitive or missing receiver reaches the builtin as given, so any TypeError
 // is the builtin's own. The regex markers call `Function.prototype.call` bound to each builtin

@@ -9,23 +9,23 @@
 // `after` leaves the interval open: the next callback of the same scope continues it, and the
 // addon's prepare handle closes it just before the loop waits, so idle time is never charged.
 // No `destroy` hook: the tag lives and dies with the resource, and a fixed ring by asyncId
-// (js/ring.js) only saves looking it up.
+// (js/attribution/ring.js) only saves looking it up.
 //
 // Where AsyncLocalStorage runs on AsyncContextFrame (Node ≥ 24 by default), the scope travels
-// in a store of rloop's own instead, entered by enter() and restore() (js/frames.js, which
+// in a store of rloop's own instead, entered by enter() and restore() (js/attribution/context-frames.js, which
 // copies no frame where it can): V8 carries it to every continuation with no `init` hook, which
 // is most of the cost of an await (bench/acf.md).
-// `before` reads the store (from the frame itself where rloop made it: js/frames.js context());
+// `before` reads the store (from the frame itself where rloop made it: js/attribution/context-frames.js context());
 // only handles created before any JS runs (accepted connections) and handles handed to another
 // scope by retag() are found in the ring.
 
 const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 const dc = require('node:diagnostics_channel');
-const { now } = require('./clock');
+const { now } = require('../clock');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 const { SINCE, WAKE, WANT, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
 const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
-const frames = require('./frames');
+const frames = require('./context-frames');
 
 let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
 
@@ -43,7 +43,7 @@ class Context {
     this.gen = gen;
     this.epoch = epoch;
     this.automatic = false; // a scope an automatic-scope adapter gave (js/auto/): any scope of the app's wins
-    this.from = frames.NEVER; // the frame this context was last entered from, and the one made then (js/frames.js)
+    this.from = frames.NEVER; // the frame this context was last entered from, and the one made then (js/attribution/context-frames.js)
     this.frame = undefined;
   }
 }
@@ -61,7 +61,7 @@ const stack = [];
 let onWant = null; // starts what takes stacks of stalls, once one has happened
 let onWake = null; // rloop's own periodic work, run as the loop wakes instead of on a timer
 let wakeAt = Infinity; // when onWake is due
-let log = null; // every change of scope, only while a CPU profile runs (js/timeline.js)
+let log = null; // every change of scope, only while a CPU profile runs (js/attribution/timeline.js)
 let recorders = 0; // the captures reading `log`
 let timerContext = null; // (resource) -> context of a timer created outside any scope (js/auto/timers.js)
 // Stands in for the store once stopped: Node still calls a hook disabled inside a callback of
@@ -234,7 +234,7 @@ function woke(at) {
   // rloop's own work is unattributed time, not the callback's about to run.
   const done = now();
   L[HEADER] += done - at;
-  // In the profile's timeline too: switches inside that work are overruled (js/timeline.js).
+  // In the profile's timeline too: switches inside that work are overruled (js/attribution/timeline.js).
   if (log !== null) {
     log.add(at, 0);
     log.add(done, scopeSlot(c));

@@ -1,7 +1,7 @@
 'use strict';
-// The stack sampler's host: one worker per process (js/stack-sampler.js) that takes the main
+// The stack sampler's host: one worker per process (js/stalls/sampler-worker.js) that takes the main
 // thread's stack while a stall blocks it. Started only once a stall has happened (the addon
-// asks through the ledger, js/hooks.js), from inside a callback: a worker started eagerly is
+// asks through the ledger, js/attribution/hooks.js), from inside a callback: a worker started eagerly is
 // seen by the app's own async hooks as callbacks of resources created before they were
 // enabled. It is never terminated: its exit would be one more callback the app could see, and
 // it idles, unref'd, until the process ends; later monitors on this thread reuse it.
@@ -13,8 +13,8 @@
 
 const path = require('node:path');
 const { threadId, isMainThread, Worker } = require('node:worker_threads');
-const native = require('./native');
-const { ORIGIN, offsetFrom } = require('./clock');
+const native = require('../native');
+const { ORIGIN, offsetFrom } = require('../clock');
 
 let sampler = null;
 const gate = new Int32Array(new SharedArrayBuffer(8));
@@ -34,7 +34,7 @@ function startSampler(onError) {
     // execArgv [] and no NODE_OPTIONS: the app's preloads (-r, --import) are the app's, not run
     // in rloop's thread (an APM agent would start, and connect, inside it).
     const { NODE_OPTIONS, ...env } = process.env;
-    sampler = new Worker(path.join(__dirname, 'stack-sampler.js'), { workerData, stdout: true, stderr: true, execArgv: [], env });
+    sampler = new Worker(path.join(__dirname, 'sampler-worker.js'), { workerData, stdout: true, stderr: true, execArgv: [], env });
     sampler.unref();
     sampler.on('error', onError); // stalls then come without stacks
   } catch (e) {

@@ -1,5 +1,5 @@
 'use strict';
-// Long calls in a CPU profile (for js/analyze.js): single calls of user functions that lasted the
+// Long calls in a CPU profile (for js/analyze/index.js): single calls of user functions that lasted the
 // lag threshold or more, the calls that stall the loop whatever their share of the busy time.
 
 const MISSED_SAMPLES = 1; // samples in a row without a call's frame that do not end it; see longCalls

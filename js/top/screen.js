@@ -1,11 +1,12 @@
 'use strict';
 // The live view of `rloop top`, for a target attached to (cli/top.js) or for the app itself
-// (js/top.js): the screen as a pure function, and the full-screen session that draws it each
+// (js/top/index.js): the screen as a pure function, and the full-screen session that draws it each
 // window on a terminal, keys s sorts, p pauses, q (or Ctrl-C) ends it; the terminal is restored
 // however it ends.
 
-const terminal = require('./attach/terminal');
-const { num, ms, pct } = require('../js/report/format');
+const terminal = require('../report/terminal');
+const { liveLines } = require('./lines');
+const { num, ms, pct } = require('../report/format');
 
 const SORTS = ['elu', 'calls', 'p99', 'name'];
 const EVENTS_KEPT = 50;
@@ -69,7 +70,7 @@ function live({ info, stdin, out }) {
   const view = { info, window: null, events: [], sort: SORTS[0], paused: false };
   const color = terminal.wantsColor(out);
   const plain = terminal.palette(false); // event lines are cut to the width: no colour codes in them
-  const lines = terminal.liveLines((line) => {
+  const lines = liveLines((line) => {
     view.events.unshift({ at: Date.now(), line });
     view.events.length = Math.min(view.events.length, EVENTS_KEPT);
     draw();

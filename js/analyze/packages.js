@@ -1,6 +1,6 @@
 'use strict';
 // Busy time by whose code ran: each npm package, Node's own code, the app's, and V8's entries,
-// from the profile's frames (js/analyze.js measures the self time; this sums it by owner).
+// from the profile's frames (js/analyze/index.js measures the self time; this sums it by owner).
 //
 // A frame's owner comes from its file: under node_modules the innermost package there (nested
 // node_modules, pnpm's .pnpm/<name>@<version>/node_modules/<name>, Yarn's zip caches all end in
@@ -11,7 +11,7 @@
 // and a package's regex or JSON.parse is that package's work. What no caller claims is native;
 // GC and (program) are their own; idle is no busy time and belongs to none.
 
-const { isOwn } = require('./report/frames');
+const { isOwn } = require('../own');
 const { ms, percent } = require('./units');
 
 const PACKAGES = 30; // packages listed; the rest are summed in one entry
@@ -59,7 +59,7 @@ function packageOfFrame(frame) {
 }
 
 /**
- * Self time by owner, heaviest first, from what js/analyze.js measured (`nodes`, `parent`,
+ * Self time by owner, heaviest first, from what js/analyze/index.js measured (`nodes`, `parent`,
  * `order` parents first, `self` µs, `fnOf`, `category` and its `names`). Each entry:
  * `{ name, kind, selfMs, busyPercent, topFunctions }`, `busyPercent` of `busyUs`, the profile's
  * busy time; together they are all of it.
