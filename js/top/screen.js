@@ -44,13 +44,15 @@ function renderTop(view, { columns = 80, rows = 24, color = false } = {}) {
     const lag = w.lag ? `  stalls ${num(w.lag.stalls)}${w.lag.stalls ? ` (max ${ms(w.lag.maxMs)})` : ''}` : '';
     out.push(bars(fit(`thread ELU ${terminal.bar(w.thread.elu)} ${pct(w.thread.elu)}  busy ${ms(w.thread.busyMs)} of ${ms(w.durationMs)}${lag}`, columns), c));
     out.push('');
-    const nameWidth = Math.max(10, Math.min(40, columns - 70));
-    out.push(c.bold(fit(`${'SCOPE'.padEnd(nameWidth)}  ${'ELU'.padEnd(29)}  ${'BUSY'.padStart(9)}  ${'CALLS'.padStart(7)}  KEY p99`, columns)));
+    // Below 100 columns the bar halves, so that a name keeps 24 characters at 80.
+    const barWidth = columns < 100 ? 10 : 20;
+    const nameWidth = Math.max(columns < 100 ? 24 : 10, Math.min(40, columns - 50 - barWidth));
+    out.push(c.bold(fit(`${'SCOPE'.padEnd(nameWidth)}  ${'ELU'.padEnd(barWidth + 9)}  ${'BUSY'.padStart(9)}  ${'CALLS'.padStart(7)}  KEY p99`, columns)));
     const scopes = [...w.scopes].sort(BY[view.sort]);
     const room = Math.max(1, rows - out.length - 6 - Math.min(view.events.length, 5));
     for (const s of [...scopes.slice(0, room), w.unattributed]) {
       const p99 = s.keys ? `${ms(s.keys.p99Ms)} (${num(s.keys.count)} keys)` : '';
-      out.push(bars(fit(`${fit(s.name, nameWidth)}  ${terminal.bar(s.elu)} ${pct(s.elu).padStart(8)}  ${ms(s.busyMs).padStart(9)}  ${num(s.calls).padStart(7)}  ${p99}`, columns), c));
+      out.push(bars(fit(`${fit(s.name, nameWidth)}  ${terminal.bar(s.elu, barWidth)} ${pct(s.elu).padStart(8)}  ${ms(s.busyMs).padStart(9)}  ${num(s.calls).padStart(7)}  ${p99}`, columns), c));
     }
     if (scopes.length > room) out.push(c.dim(`… ${num(scopes.length - room)} more scopes`));
   }

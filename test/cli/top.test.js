@@ -130,4 +130,8 @@ test('the screen fits the terminal: no line wider than it, no more lines than it
   assert.deepStrictEqual(names, [...names].sort((a, b) => a - b), 'most calls first');
   assert.match(text, /^scope-1-x +[█·]+ +[\d.]+ % .* 1 ms \(1 keys\)/m);
   assert.match(renderTop({ ...view, sort: 'elu' }, { columns: 120, rows: 50 }), /^scope-39-/m);
+  // At 80 columns a route's name stays readable, and its ELU, busy time and calls too.
+  const route = { name: 'GET /api/v1/orders/:id', elu: 0.25, busyMs: 250, calls: 12, keys: { count: 3, dropped: 0, p50Ms: 1, p99Ms: 80, maxMs: 90, worst: [] } };
+  const narrow = renderTop({ ...view, window: { ...view.window, scopes: [route] } }, { columns: 80, rows: 24 });
+  assert.match(narrow, /^GET \/api\/v1\/orders\/:id +[█·]{10} +25(\.0)? % +250 ms +12 {2}80/m);
 });

@@ -87,7 +87,7 @@ function scopes(ctx, a) {
 
 function render(ctx) {
   const profile = ctx.r.profile;
-  if (!profile || !profile.analysis) return empty('No CPU profile was taken in this capture (capture({ profile: true }) takes one).');
+  if (!profile || !profile.analysis) return empty('No CPU profile was taken in this capture (one is taken by capture({ profile: true }) in code, RLOOP_PROFILE=1 in zero-code use, and rloop attach unless --no-profile).');
   const a = profile.analysis;
   const head = `<p class="facts"><span>profile <b>${ms(a.durationMs)}</b></span><span>busy <b>${ms(facts.busyMs(a))}</b></span>`
     + `<span>idle <b>${ms(Number(a.categories?.idle) || 0)}</b></span><span>samples <b>${num(a.samples)}</b></span>`

@@ -174,7 +174,7 @@ function patterns(ctx) {
 function render(ctx) {
   const found = [loop(ctx), stalls(ctx), slowIo(ctx), heapGrowth(ctx), ...patterns(ctx)].filter(Boolean);
   found.sort((a, b) => (RANK[a.severity] ?? RANK.info) - (RANK[b.severity] ?? RANK.info));
-  const note = ctx.r.profile ? '' : empty('No CPU profile was taken in this capture, so no CPU pattern was looked for (capture({ profile: true }) takes one).');
+  const note = ctx.r.profile ? '' : empty('No CPU profile was taken in this capture, so no CPU pattern was looked for (one is taken by capture({ profile: true }) in code, RLOOP_PROFILE=1 in zero-code use, and rloop attach unless --no-profile).');
   if (found.length === 0) return `${note}${empty('Nothing stands out in what this capture collected.')}`;
   return `<ul class="findings">${found.map(finding).join('')}</ul>${note}`;
 }
