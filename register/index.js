@@ -111,13 +111,16 @@ function register(env) {
   let delayMs;
   try {
     const { startOptions } = require('../js/options');
-    const { captureOptions } = require('../js/capture/options');
+    const { captureOptions, WRITTEN } = require('../js/capture/options');
     const given = fromEnv(env);
     if (given.unknown.length > 0) say(`ignoring ${given.unknown.join(', ')}, not rloop's (known: ${Object.keys(ENV).join(', ')})`);
     // Validated in full before anything starts: a capture option failing after start() would
     // leave the monitor, its hooks and threads running with no capture.
     const start = startOptions(given.start);
     capture = given.capture && captureOptions(given.capture);
+    // Where the report went, on a terminal only: a log pipeline or a test harness reads stderr
+    // as it would without rloop.
+    if (capture && process.stderr.isTTY) capture[WRITTEN] = (files) => say(`report written: ${files.map((f) => require('node:path').resolve(f)).join(', ')}`);
     delayMs = given.delayMs;
     mon = require('../js/index').start(start);
   } catch (e) {

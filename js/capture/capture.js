@@ -17,7 +17,7 @@ const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
 const { buildReport, reportFrame } = require('../report/build');
 const { renderJson } = require('../report/json');
-const { expand, numberCapture, permitted } = require('./options');
+const { expand, numberCapture, permitted, WRITTEN } = require('./options');
 const { version } = require('../../package.json');
 
 const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/recording.rs)
@@ -252,9 +252,15 @@ class Capture {
   #write(report, profile) {
     const o = this.#o;
     const at = (name) => expand(o[name], this.#n, this.#start);
-    if (o.json) fs.writeFileSync(at('json'), renderJson(report));
-    if (o.html) fs.writeFileSync(at('html'), require('../report/html').renderHtml(report));
-    if (o.cpuprofile && profile) fs.writeFileSync(at('cpuprofile'), JSON.stringify(profile));
+    const written = [];
+    const write = (file, text) => {
+      fs.writeFileSync(file, text);
+      written.push(file);
+    };
+    if (o.json) write(at('json'), renderJson(report));
+    if (o.html) write(at('html'), require('../report/html').renderHtml(report));
+    if (o.cpuprofile && profile) write(at('cpuprofile'), JSON.stringify(profile));
+    if (written.length > 0) o[WRITTEN]?.(written);
   }
 }
 

@@ -21,6 +21,9 @@ const DEFAULTS = Object.freeze({
 const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile'];
 
 const PLACEHOLDERS = ['{pid}', '{time}', '{n}'];
+// Zero-code use (register/) is told the files a capture wrote, to say where the report went: a
+// symbol, so no public option, and a callback only.
+const WRITTEN = Symbol.for('rloop.written');
 let captures = 0; // numbers this thread's captures for `{n}`
 
 /**
@@ -79,6 +82,7 @@ function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
   if (o.profile !== false) o.profile = profiler.profileOptions(o.profile === true ? {} : o.profile);
   boolean('heapStats', o.heapStats);
   for (const name of PATHS) o[name] = pathOption(name, o[name]);
+  if (typeof options[WRITTEN] === 'function') o[WRITTEN] = options[WRITTEN];
   return o;
 }
 
@@ -104,4 +108,4 @@ function numberCapture() {
   return ++captures;
 }
 
-module.exports = { captureOptions, watchOptions, expand, numberCapture, permitted };
+module.exports = { captureOptions, watchOptions, expand, numberCapture, permitted, WRITTEN };

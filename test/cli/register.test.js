@@ -70,6 +70,24 @@ test('node -r rloop/register writes the report when the app exits', () => {
   assert.ok(fs.statSync(path.join(tmp, 'app.cpuprofile')).size > 1000);
 });
 
+// Said on a terminal only (script(1) gives the app one): a log pipeline or a test harness reads
+// stderr as without rloop (the test above: nothing on stderr).
+test('on a terminal, zero-code use says where the report went, as the capture is written', () => {
+  const command = `${JSON.stringify(process.execPath)} -r rloop/register ${JSON.stringify(APP)}`;
+  const r = spawnSync('script', ['-qec', command, '/dev/null'], {
+    cwd: tmp, encoding: 'utf8', timeout: 30000, env: { PATH: process.env.PATH, HOME: process.env.HOME, RLOOP_HTML: 'tty.html' },
+  });
+  assert.strictEqual(r.status, 0, r.stdout + r.stderr);
+  const said = r.stdout.replace(/\r/g, '').match(/^rloop: report written: (.*)$/m);
+  assert.ok(said, r.stdout);
+  const files = said[1].split(', ');
+  assert.strictEqual(files.length, 2);
+  assert.match(files[0], new RegExp(`^${tmp.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/rloop-\\d+\\.json$`));
+  assert.strictEqual(files[1], path.join(tmp, 'tty.html'));
+  for (const f of files) assert.ok(fs.statSync(f).size > 1000, f);
+  assert.match(r.stdout, /app done/);
+});
+
 test('through NODE_OPTIONS, with a timed capture and paths from the environment', () => {
   const out = path.join(tmp, 'timed-{pid}.json');
   const r = runApp([], {
