@@ -45,6 +45,20 @@ test('the package of a frame: innermost node_modules, scoped names, pnpm and Yar
   for (const [url, name] of Object.entries(cases)) assert.equal(packageOf(url), name, url);
 });
 
+test("rloop's code is never a package: an installed rloop's plugin, preload and CLI frames are its own, as its js/ is", () => {
+  const { packageOfFrame } = require('../../js/analyze/packages');
+  const { isOwn, ROOT } = require('../../js/own');
+  for (const dir of ['js/attribution', 'node-red', 'register', 'cli/attach']) {
+    const installed = { functionName: 'f', url: `file:///srv/app/node_modules/rloop/${dir}/x.js` };
+    const here = { functionName: 'f', url: require('node:url').pathToFileURL(path.join(ROOT, dir, 'x.js')).href };
+    for (const frame of [installed, here]) {
+      assert.ok(isOwn(frame), frame.url);
+      assert.equal(packageOfFrame(frame), null, frame.url);
+    }
+  }
+  assert.equal(packageOfFrame({ functionName: 'f', url: 'file:///srv/app/node_modules/rloop-like/x.js' }), 'rloop-like');
+});
+
 test('self time by owner: native, eval and rloop frames count for their caller; GC and (program) apart; idle in none', () => {
   const a = analyze(ownersProfile());
   const busy = busyMs(a);
