@@ -43,4 +43,4 @@ function topFrame(stack) {
   return frames.find(isApp) ?? frames.find((f) => !isOwn(f)) ?? null;
 }
 
-module.exports = { ROOT, isOwnFile, isOwn, isLibrary, isApp, topFrame, JSON_MARKER_URL, REGEX_MARKER_URL };
+module.exports = { ROOT, OWN_SCHEME, isOwnFile, isOwn, isLibrary, isApp, topFrame, JSON_MARKER_URL, REGEX_MARKER_URL };

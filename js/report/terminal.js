@@ -3,7 +3,7 @@
 // colours only when asked (a TTY without NO_COLOR), plain otherwise.
 
 const { num, ms, pct, size, plural, shortUrl } = require('./format');
-const { topFrame } = require('../own');
+const { topFrame, OWN_SCHEME } = require('../own');
 const facts = require('./facts');
 
 const CODES = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, cyan: 36 };
@@ -84,9 +84,12 @@ function heavy(r, c) {
   if (!a) return [];
   const busy = facts.busyMs(a);
   const out = [heading(c, `Heavy functions (self time, of ${ms(busy)} busy in the profile)`)];
+  // A builtin V8 gives no frame (JSON.parse, a regex) is on the frame of rloop's marker: no file of the app's.
+  const at = (f) => (f.line === null ? '' : f.url.startsWith(OWN_SCHEME) ? '(builtin)' : `${shortUrl(f.url)}:${f.line}`);
   for (const f of a.heavyFunctions.slice(0, TOP)) {
-    out.push(`  ${ms(f.selfMs).padStart(9)} ${pct((facts.busyPercent(f, busy) ?? 0) / 100).padStart(7)}  ${f.functionName || '(anonymous)'} ${c.dim(f.line === null ? '' : `${shortUrl(f.url)}:${f.line}`)}`);
+    out.push(`  ${ms(f.selfMs).padStart(9)} ${pct((facts.busyPercent(f, busy) ?? 0) / 100).padStart(7)}  ${f.functionName || '(anonymous)'} ${c.dim(at(f))}`);
   }
+  if (a.heavyFunctions.length > TOP) out.push(c.dim(`  … ${plural(a.heavyFunctions.length - TOP, 'more function')} in the HTML report`));
   for (const s of a.callStacks.slice(0, 3)) {
     const [stack] = s.stacks;
     if (!stack || stack.frames.length < 2) continue; // no caller to show (GC, idle)
@@ -101,6 +104,7 @@ function lag(r, c) {
   if (!st.enabled) return [heading(c, 'Lag'), '  off'];
   const out = [heading(c, `Lag: ${plural(st.count, 'stall')} of ${ms(st.thresholdMs)} or more${st.count ? `, longest ${ms(st.longestMs)}, p99 ${ms(st.p99Ms)}` : ''}`)];
   const worst = [...st.events].sort((a, b) => b.lagMs - a.lagMs).slice(0, 5);
+  if (worst.length < st.count) out.push(c.dim(`  the ${worst.length} longest of ${num(st.count)}:`));
   for (const e of worst) {
     out.push(`  ${lagLine(e, c)}`);
     for (const f of (e.stack ?? []).slice(0, 4)) out.push(`      ${c.dim(where(f))}`);
@@ -112,10 +116,13 @@ function io(r, c) {
   const s = facts.slowIo(r);
   if (!s.enabled) return [heading(c, 'Slow I/O'), '  off'];
   const out = [heading(c, `Slow I/O: ${plural(s.events.length + s.dropped, 'operation')} of ${ms(s.thresholdMs)} or more`)];
-  for (const e of [...s.events].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5)) out.push(`  ${ioLine(e, c)}`);
+  const slowest = [...s.events].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5);
+  if (slowest.length < s.events.length + s.dropped) out.push(c.dim(`  the ${slowest.length} slowest of ${num(s.events.length + s.dropped)}:`));
+  for (const e of slowest) out.push(`  ${ioLine(e, c)}`);
   for (const a of r.io.aggregates.slice(0, 5)) {
     out.push(`  ${a.type.padEnd(8)} ${plural(a.count, 'call')}, avg ${ms(a.avgMs)}, max ${ms(a.maxMs)}${a.errors ? `, ${plural(a.errors, 'error')}` : ''}`);
   }
+  if (r.io.aggregates.length > 5) out.push(c.dim(`  … ${plural(r.io.aggregates.length - 5, 'more type')}`));
   return out;
 }
 

@@ -296,6 +296,15 @@ test("a stall that is rloop's own (starting the CPU profile) is no finding; a st
   assert.match(text, /The loop stalled 2 times for 50 ms or more, the longest 80 ms \(not counting 1 stall of rloop's own, starting the CPU profile\); by scope, the most lag was in job \(2 stalls, 140 ms\)/);
 });
 
+test('the terminal report says when a list is cut short, and shows a builtin as one, not rloop\'s marker', () => {
+  const { formatReport } = require('../../js/report/terminal');
+  const text = formatReport(diagnosisReport());
+  assert.match(text, /^Lag: 38 stalls of 50 ms or more, longest 529 ms/m);
+  assert.match(text, /^ {2}the 5 longest of 38:$/m);
+  assert.match(text, /^ +1,800 ms +25 % {2}JSON\.parse \(builtin\)$/m);
+  assert.doesNotMatch(text, /rloop:json/);
+});
+
 test('CPU shares are shares of busy time everywhere, and say so', () => {
   const html = renderHtml(diagnosisReport());
   const cpu = section(html, 'cpu');
