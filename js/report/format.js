@@ -81,11 +81,15 @@ function locationOf(f) {
   return `${f.url}:${f.line}${f.column === null || f.column === undefined ? '' : `:${f.column}`}`;
 }
 
+/** A frame's location, short: `…/dir/file.js:12`, '(builtin)' or '(native)'. */
+function whereText(f) {
+  const full = locationOf(f);
+  return f && f.line !== null && f.line !== undefined && full !== '(builtin)' ? `${shortUrl(f.url)}:${f.line}` : full;
+}
+
 /** A frame's location as HTML: the short form, the full one on hover. */
 function where(f) {
-  const full = locationOf(f);
-  const short = f && f.line !== null && f.line !== undefined && full !== '(builtin)' ? `${shortUrl(f.url)}:${f.line}` : full;
-  return `<span class="loc" title="${esc(full, 2000)}">${text(short)}</span>`;
+  return `<span class="loc" title="${esc(locationOf(f), 2000)}">${text(whereText(f))}</span>`;
 }
 
 /** A frame as HTML: function name, then where. */
@@ -98,4 +102,4 @@ function frameText(f) {
   return `${f?.functionName ?? '(anonymous)'} ${f && f.line !== null && f.line !== undefined ? `${shortUrl(f.url)}:${f.line}` : '(native)'}`;
 }
 
-module.exports = { MB, finite, maxOf, num, plural, ms, pct, size, offset, clock, shortUrl, where, frame, frameText };
+module.exports = { MB, finite, maxOf, num, plural, ms, pct, size, offset, clock, shortUrl, where, whereText, frame, frameText };

@@ -5,6 +5,8 @@
 const { num, ms, pct, size, plural, shortUrl } = require('./format');
 const { topFrame, OWN_SCHEME } = require('../own');
 const facts = require('./facts');
+const { context } = require('./context');
+const { findings, VOICES } = require('./sections/diagnosis');
 
 const CODES = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, cyan: 36 };
 const SEVERITY = { critical: 'red', warning: 'yellow', info: 'cyan', ok: 'green' };
@@ -48,15 +50,17 @@ function heading(c, title) {
   return `\n${c.bold(title)}`;
 }
 
+/** The diagnosis the HTML page gives, in the same words (js/report/sections/diagnosis.js). */
 function diagnosis(r, c) {
-  const patterns = r.profile?.analysis?.patterns ?? [];
   const out = [heading(c, 'Diagnosis')];
-  if (patterns.length === 0) out.push('  (no CPU profile)');
-  for (const p of patterns) {
-    out.push(`  ${c[SEVERITY[p.severity] ?? 'cyan'](`[${p.severity}]`)} ${p.message}`);
-    if (p.location) out.push(`    ${c.dim(`at ${where(p.location)}`)}`);
-    if (p.suggestion) out.push(`    ${p.suggestion}`);
+  const found = findings(context(r), VOICES.text);
+  if (found.length === 0) out.push('  Nothing stands out in what this capture collected.');
+  for (const f of found) {
+    out.push(`  ${c[SEVERITY[f.severity] ?? 'cyan'](`[${f.severity}]`)} ${f.title ? `${f.title} ` : ''}${f.message}`);
+    if (f.location) out.push(`    ${c.dim(`at ${f.location}`)}`);
+    if (f.suggestion) out.push(`    ${f.suggestion}`);
   }
+  if (!r.profile) out.push(c.dim('  No CPU profile was taken in this capture, so no CPU pattern was looked for (rloop attach takes one unless --no-profile).'));
   return out;
 }
 

@@ -303,6 +303,11 @@ test('the terminal report says when a list is cut short, and shows a builtin as 
   assert.match(text, /^ {2}the 5 longest of 38:$/m);
   assert.match(text, /^ +1,800 ms +25 % {2}JSON\.parse \(builtin\)$/m);
   assert.doesNotMatch(text, /rloop:json/);
+  // The page's diagnosis, in the same words and order: stalls and slow I/O too, not the profile's patterns alone.
+  const page = findings(renderHtml(diagnosisReport())).map((f) => f.split('. ')[0]);
+  const terminal = [...text.matchAll(/^ {2}\[\w+\] ([^.]+)\./gm)].map((m) => m[1]);
+  assert.deepEqual(terminal, page.map((t) => t.trim().replace(/^\w+ /, '')));
+  assert.match(text, /^ {2}\[warning\] Slow I\/O\. .* the other side took about 563 ms a call\.$/m);
 });
 
 test('CPU shares are shares of busy time everywhere, and say so', () => {

@@ -1,9 +1,10 @@
 'use strict';
 // Diagnosis: what to look at first. The profile analysis's patterns (js/analyze/index.js), and what
-// the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap.
+// the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap. The findings
+// are built once, in a voice: HTML for the page, plain text for the terminal (js/report/terminal.js).
 
 const { esc, text } = require('../escape');
-const { MB, size, ms, num, pct, where, plural, frame, offset, maxOf } = require('../format');
+const { MB, size, ms, num, pct, where, whereText, plural, frame, offset, maxOf } = require('../format');
 const { badge, empty } = require('../table');
 const { groupBy } = require('../aggregate');
 const { topFrame } = require('../../own');
@@ -24,6 +25,18 @@ const TITLES = {
   healthy: 'CPU profile.',
 };
 
+// How a finding names what it shows: app text escaped and isolated on the page, as it is in a terminal.
+const VOICES = {
+  html: { text, esc, scope: (ctx, name) => ctx.scope(name), frame, where },
+  text: {
+    text: (value) => String(value),
+    esc: (value) => String(value),
+    scope: (ctx, name) => ctx.scopeText(name),
+    frame: (f) => `${f?.functionName || '(anonymous)'} ${whereText(f)}`,
+    where: whereText,
+  },
+};
+
 function finding({ severity, title, message, location, suggestion, section }) {
   return `<li class="finding ${RANK[severity] === undefined ? 'info' : severity}">${badge(severity)}`
     + `<div><p class="message">${title ? `<b>${esc(title)}</b> ` : ''}${message}</p>`
@@ -33,14 +46,14 @@ function finding({ severity, title, message, location, suggestion, section }) {
     + '</div></li>';
 }
 
-function loop(ctx) {
+function loop(ctx, v) {
   const elu = Number(ctx.r.elu?.thread?.elu);
   if (!(elu >= 0.7)) return null;
   const top = list(ctx.r.elu?.scopes)[0];
   return {
     severity: elu >= 0.9 ? 'critical' : 'warning',
     title: 'Busy loop.',
-    message: `The event loop was busy ${pct(elu)} of the capture${top ? `; the busiest scope, ${ctx.scope(top.name)}, took ${pct(top.elu)}` : ''}.`,
+    message: `The event loop was busy ${pct(elu)} of the capture${top ? `; the busiest scope, ${v.scope(ctx, top.name)}, took ${pct(top.elu)}` : ''}.`,
     suggestion: 'Little headroom is left for new work: latency grows with load. See which scope to make cheaper, or spread the load over workers or processes.',
     section: 'elu',
   };
@@ -54,7 +67,7 @@ const functionKey = (f) => `${f.functionName}\0${f.url}`;
  * severity. Each counts for its app's part: less what rloop itself held the loop for (`rloopMs`,
  * starting the CPU profile); one that is under the threshold without it is rloop's, no finding.
  */
-function stalls(ctx) {
+function stalls(ctx, v) {
   const st = facts.stalls(ctx.r);
   if (!st.enabled) return null;
   const appMs = (e) => e.lagMs - (e.rloopMs > 0 ? e.rloopMs : 0);
@@ -75,9 +88,9 @@ function stalls(ctx) {
     message: `The loop stalled ${plural(st.count - own, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(longestMs)}`
       + (own > 0 ? ` (not counting ${plural(own, 'stall')} of rloop's own, starting the CPU profile)` : '')
       + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, appMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
-      + `; ${since}by scope, the most lag was in ${ctx.scope(scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
-      + (place ? `; by code, in ${frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)}).` : '.'),
-    location: place ? where(topFrame(place.items[0].stack)) : null,
+      + `; ${since}by scope, the most lag was in ${v.scope(ctx, scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
+      + (place ? `; by code, in ${v.frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)}).` : '.'),
+    location: place ? v.where(topFrame(place.items[0].stack)) : null,
     suggestion: 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.'
       + (startUp.length > 0 ? ' RLOOP_DELAY starts a zero-code capture after the start-up.' : ''),
     section: 'lag',
@@ -89,7 +102,7 @@ function stalls(ctx) {
  * wait, seen from both sides), and how much of the costliest target's wait was the app's own
  * loop stalled: a response that arrives during a stall waits for the loop to read it.
  */
-function slowIo(ctx) {
+function slowIo(ctx, v) {
   const io = facts.slowIo(ctx.r);
   if (!io.enabled || io.events.length === 0) return null;
   const side = io.outgoing.length > 0 ? io.outgoing : io.incoming;
@@ -110,7 +123,7 @@ function slowIo(ctx) {
   return {
     severity: 'warning',
     title: 'Slow I/O.',
-    message: `${counts}${dropped}. The costliest ${io.outgoing.length > 0 ? 'target' : 'endpoint'} is ${text(top.items[0].type)} ${text(top.items[0].target)} `
+    message: `${counts}${dropped}. The costliest ${io.outgoing.length > 0 ? 'target' : 'endpoint'} is ${v.text(top.items[0].type)} ${v.text(top.items[0].target)} `
       + `(${num(top.count)} slow, longest ${ms(top.max)}).${blocked}`,
     suggestion: own
       ? `Fix the loop's stalls first (see Lag): while the loop is blocked no response is read, so the waits look longer than the ${where} made them. `
@@ -160,23 +173,28 @@ function onStalls(ctx, p) {
   return withStack.length > 0 ? ` It was on the stack of ${num(hit.length)} of the ${plural(withStack.length, 'stall')} whose stack was taken.` : '';
 }
 
-function patterns(ctx) {
+function patterns(ctx, v) {
   return list(ctx.r.profile?.analysis?.patterns).map((p) => ({
     severity: p.id === 'healthy' ? 'ok' : p.severity,
     title: TITLES[p.id] ?? `${String(p.id)}.`,
-    message: text(/[.!?]$/.test(String(p.message)) ? p.message : `${p.message}.`, 2000) + esc(onStalls(ctx, p)),
-    location: p.location ? where(p.location) : null,
-    suggestion: p.suggestion ? text(p.suggestion, 2000) : null,
+    message: v.text(/[.!?]$/.test(String(p.message)) ? p.message : `${p.message}.`, 2000) + v.esc(onStalls(ctx, p)),
+    location: p.location ? v.where(p.location) : null,
+    suggestion: p.suggestion ? v.text(p.suggestion, 2000) : null,
     section: 'cpu',
   }));
 }
 
+/** The findings, most severe first, in voice `v` (VOICES.html or VOICES.text). */
+function findings(ctx, v) {
+  const found = [loop(ctx, v), stalls(ctx, v), slowIo(ctx, v), heapGrowth(ctx), ...patterns(ctx, v)].filter(Boolean);
+  return found.sort((a, b) => (RANK[a.severity] ?? RANK.info) - (RANK[b.severity] ?? RANK.info));
+}
+
 function render(ctx) {
-  const found = [loop(ctx), stalls(ctx), slowIo(ctx), heapGrowth(ctx), ...patterns(ctx)].filter(Boolean);
-  found.sort((a, b) => (RANK[a.severity] ?? RANK.info) - (RANK[b.severity] ?? RANK.info));
+  const found = findings(ctx, VOICES.html);
   const note = ctx.r.profile ? '' : empty('No CPU profile was taken in this capture, so no CPU pattern was looked for (one is taken by capture({ profile: true }) in code, RLOOP_PROFILE=1 in zero-code use, and rloop attach unless --no-profile).');
   if (found.length === 0) return `${note}${empty('Nothing stands out in what this capture collected.')}`;
   return `<ul class="findings">${found.map(finding).join('')}</ul>${note}`;
 }
 
-module.exports = { id: 'diagnosis', title: 'Diagnosis', render };
+module.exports = { id: 'diagnosis', title: 'Diagnosis', render, findings, VOICES };
