@@ -82,7 +82,8 @@ function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
   if (o.profile !== false) o.profile = profiler.profileOptions(o.profile === true ? {} : o.profile);
   boolean('heapStats', o.heapStats);
   for (const name of PATHS) o[name] = pathOption(name, o[name]);
-  if (typeof options[WRITTEN] === 'function') o[WRITTEN] = options[WRITTEN];
+  // Not enumerable: the report's meta.options spreads these options, and this is none of them.
+  if (typeof given[WRITTEN] === 'function') Object.defineProperty(o, WRITTEN, { value: given[WRITTEN] });
   return o;
 }
 

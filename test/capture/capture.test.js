@@ -165,6 +165,20 @@ test('bad capture options reject (capture() returns a promise) and name the opti
   await assert.rejects(mon.capture({ durationMs: 10 }), /monitor is stopped/, 'a stopped monitor rejects too');
 });
 
+test('capture() with no options at all runs with every default', async () => {
+  const mon = rloop.start();
+  try {
+    const pending = mon.capture();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    mon.stop(); // ends it, partial
+    const report = await pending;
+    assertValidReport(report);
+    assert.deepStrictEqual([report.meta.partial, report.meta.reason, report.meta.options.durationMs], [true, 'stopped', 10000]);
+  } finally {
+    mon.stop();
+  }
+});
+
 test('an option given as undefined takes its default, in every options parser', async () => {
   const mon = rloop.start({ windowMs: undefined, lag: undefined, lagThreshold: undefined, io: undefined, ioThreshold: undefined });
   try {
