@@ -5,7 +5,8 @@
 //!   an i32 in the cell's first 4 bytes (JS: an Int32Array over the cell), published last; in
 //!   its last 4 bytes the i32 switch count (JS: `SEQ`), odd while a switch is being written;
 //! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds; while
-//!   idle, when the idle mark closed it (the scope timeline of a CPU profile reads it, js/attribution/timeline.js);
+//!   idle, when the idle mark closed it (the scope timeline of a CPU profile reads it,
+//!   js/attribution/timeline.js);
 //! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
 //! - `WANT`: set (1) by the idle mark after a stall nothing took a stack of; JS starts a stack
 //!   sampler at its next wake and clears it (js/attribution/hooks.js);

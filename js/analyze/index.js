@@ -1,7 +1,7 @@
 'use strict';
 // Analysis of a V8 CPU profile (a .cpuprofile's content): where the time went by function, by
-// kind of work, by scope and by package (js/analyze/packages.js), and the patterns worth acting on. Pure: no I/O, no clock; one pass
-// over the nodes and one over the samples.
+// kind of work, by scope and by package (js/analyze/packages.js), and the patterns worth acting
+// on. Pure: no I/O, no clock; one pass over the nodes and one over the samples.
 // The kinds of work are in js/analyze/kinds.js, the pass over the samples in
 // js/analyze/samples.js, the patterns in js/analyze/patterns.js.
 

@@ -13,7 +13,7 @@
 //   crypto   node:crypto and node:internal/crypto/* functions, and all under them (native hashing)
 //   gc, idle, program   V8's '(garbage collector)', '(idle)' and '(program)' entries
 //   native   other script-0 frames (C++ bindings); node: other node:* code and rloop's own
-//            wrappers (js/attribution/hooks.js, js/index.js, js/io/index.js: its frames are never the app's); user: the rest
+//            wrappers (js/own.js says which: its frames are never the app's); user: the rest
 // A sample's time goes to the innermost json/regex/sync-io/crypto frame on its stack, else to
 // its leaf's kind: native time under readFileSync is sync-io.
 

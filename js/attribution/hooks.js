@@ -15,7 +15,8 @@
 // in a store of rloop's own instead, entered by enter() and restore() (js/attribution/context-frames.js, which
 // copies no frame where it can): V8 carries it to every continuation with no `init` hook, which
 // is most of the cost of an await (bench/acf.md).
-// `before` reads the store (from the frame itself where rloop made it: js/attribution/context-frames.js context());
+// `before` reads the store (from the frame itself where rloop made it: context() of
+// js/attribution/context-frames.js);
 // only handles created before any JS runs (accepted connections) and handles handed to another
 // scope by retag() are found in the ring.
 
