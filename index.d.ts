@@ -286,6 +286,8 @@ export interface CaptureOptions {
   json?: string | false;
   html?: string | false;
   cpuprofile?: string | false;
+  /** The profile as gzipped pprof, samples labelled `scope`, `route`, `thread` (docs/cpu-profile.md). */
+  pprof?: string | false;
 }
 
 /** Schema rloop-report/1: see docs/report-schema.md and schema/rloop-report-1.schema.json. */

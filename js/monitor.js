@@ -186,7 +186,8 @@ class Monitor extends EventEmitter {
 
   /**
    * Starts the scope timeline of a CPU profile; returns a function that ends it and gives
-   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (idle)]], dropped }`.
+   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (idle)]], dropped,
+   * routes }`, `routes` the names of the HTTP route scopes among them.
    */
   #recordTimeline() {
     const take = hooks.recordTimeline();
@@ -198,7 +199,9 @@ class Monitor extends EventEmitter {
         if (slot === OTHER) return OTHER_NAME;
         return this.#bySlot[slot]?.name ?? this.#keyScopes[slot - this.#keyBase]?.name ?? null;
       };
-      return { transitions: transitions.map(([t, slot]) => [t, nameOf(slot)]), dropped };
+      const routes = new Set();
+      for (const scope of this.#scopes.values()) if (scope.automatic === 'route') routes.add(scope.name);
+      return { transitions: transitions.map(([t, slot]) => [t, nameOf(slot)]), dropped, routes };
     };
   }
 
@@ -285,7 +288,8 @@ class Monitor extends EventEmitter {
   }
 
   /**
-   * The context charged for `name` (and `key`), registering what is new. Once the registry is
+   * The context charged for `name` (and `key`), registering what is new; `automatic`: false, or
+   * the kind of scope an automatic-scope adapter gives ('route', 'timer'). Once the registry is
    * full the addon looks every name up: a Map lookup makes V8 keep an internalized copy of a
    * fresh string, and an app naming a scope per call would have a million kept (bench/memory.md
    * measures it) where the names past the cap are meant to cost nothing.

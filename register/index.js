@@ -19,6 +19,7 @@ const ENV = {
   RLOOP_PROFILE: '1 to take a CPU profile during the capture (default 0)',
   RLOOP_PROFILE_INTERVAL_US: 'CPU sampling interval (default 100)',
   RLOOP_CPUPROFILE: '.cpuprofile path (with RLOOP_PROFILE=1)',
+  RLOOP_PPROF: 'pprof path: the profile gzipped, its samples labelled by scope (with RLOOP_PROFILE=1)',
   RLOOP_HEAP_SNAPSHOT: 'heap snapshot path, taken when a timed capture ends',
   RLOOP_WINDOW_MS: 'ELU window (default 1000)',
   RLOOP_LAG_THRESHOLD: 'ms of blocked loop that make a stall (default 50); 0 turns lag off',
@@ -28,7 +29,7 @@ const ENV = {
 };
 
 // The variables that ask for a capture; with RLOOP_METRICS_PORT and none of them, none runs.
-const CAPTURE = ['RLOOP_DELAY', 'RLOOP_DURATION', 'RLOOP_JSON', 'RLOOP_HTML', 'RLOOP_PROFILE', 'RLOOP_PROFILE_INTERVAL_US', 'RLOOP_CPUPROFILE', 'RLOOP_HEAP_SNAPSHOT'];
+const CAPTURE = ['RLOOP_DELAY', 'RLOOP_DURATION', 'RLOOP_JSON', 'RLOOP_HTML', 'RLOOP_PROFILE', 'RLOOP_PROFILE_INTERVAL_US', 'RLOOP_CPUPROFILE', 'RLOOP_PPROF', 'RLOOP_HEAP_SNAPSHOT'];
 
 function integer(name, text) {
   if (!/^\d+$/.test(text)) throw new Error(`${name} must be a whole number, got ${JSON.stringify(text)}`);
@@ -62,6 +63,7 @@ function fromEnv(env) {
     const interval = get('RLOOP_PROFILE_INTERVAL_US');
     capture.profile = interval === undefined ? true : { intervalUs: integer('RLOOP_PROFILE_INTERVAL_US', interval) };
     if (get('RLOOP_CPUPROFILE')) capture.cpuprofile = get('RLOOP_CPUPROFILE');
+    if (get('RLOOP_PPROF')) capture.pprof = get('RLOOP_PPROF');
   }
   if (get('RLOOP_HEAP_SNAPSHOT')) capture.heapSnapshot = get('RLOOP_HEAP_SNAPSHOT');
   if (get('RLOOP_WINDOW_MS')) start.windowMs = integer('RLOOP_WINDOW_MS', get('RLOOP_WINDOW_MS'));
@@ -92,7 +94,7 @@ function clusterPort(port) {
 // The variable an option comes from, to name it in messages.
 const VARIABLE_OF = {
   durationMs: 'RLOOP_DURATION', json: 'RLOOP_JSON', html: 'RLOOP_HTML', intervalUs: 'RLOOP_PROFILE_INTERVAL_US',
-  cpuprofile: 'RLOOP_CPUPROFILE', heapSnapshot: 'RLOOP_HEAP_SNAPSHOT', windowMs: 'RLOOP_WINDOW_MS',
+  cpuprofile: 'RLOOP_CPUPROFILE', pprof: 'RLOOP_PPROF', heapSnapshot: 'RLOOP_HEAP_SNAPSHOT', windowMs: 'RLOOP_WINDOW_MS',
   lagThreshold: 'RLOOP_LAG_THRESHOLD', ioThreshold: 'RLOOP_IO_THRESHOLD', 'metrics.port': 'RLOOP_METRICS_PORT',
 };
 

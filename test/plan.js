@@ -23,7 +23,7 @@ const AREAS = {
   stalls: { timed: ['lag', 'stack-before'], shared: [] },
   io: { timed: ['io'], shared: [] },
   capture: { timed: ['capture', 'heap', 'partial'], shared: ['heap-startup'] },
-  analyze: { timed: ['analyze'], shared: ['flame', 'packages'] },
+  analyze: { timed: ['analyze'], shared: ['flame', 'packages', 'pprof'] },
   report: { timed: [], shared: ['browser', 'flame-browser', 'format', 'html'] },
   metrics: { timed: ['adapters', 'endpoint', 'prometheus'], shared: ['ranking'] },
   attach: { timed: ['attach', 'leave', 'node-red', 'targets'], shared: ['interrupt'] },

@@ -29,6 +29,7 @@ const OPTIONS = {
   'no-heap-stats': { type: 'boolean' },
   'heap-snapshot': { type: 'string' },
   'save-profile': { type: 'string' },
+  'save-pprof': { type: 'string' },
   json: { type: 'string' },
   html: { type: 'string' },
   compare: { type: 'string' },
@@ -73,6 +74,7 @@ function options(args) {
     heapStats: !v['no-heap-stats'],
     heapSnapshot: out('heap-snapshot'),
     cpuprofile: out('save-profile'),
+    pprof: out('save-pprof'),
     json: out('json'),
     html: out('html'),
     compare: v.compare,
@@ -118,6 +120,7 @@ async function captureOnce(conn, o, p) {
     heapStats: o.heapStats,
     heapSnapshot: o.heapSnapshot,
     cpuprofile: o.profile ? o.cpuprofile : false,
+    pprof: o.profile ? o.pprof : false,
     json: tmp, // the exit guard's partial report, should the target exit mid-capture
   };
   const end = Date.now() + o.durationMs;

@@ -158,4 +158,4 @@ function busyByScope(timeline, startTime, endTime, scopes) {
   }
 }
 
-module.exports = { OUTSIDE, checkTimeline, checkProfile, typicalInterval, sampleSpans, walkSamples };
+module.exports = { OUTSIDE, checkTimeline, checkProfile, typicalInterval, scopeAt, sampleSpans, walkSamples };

@@ -43,7 +43,7 @@ class Context {
     this.key = key;
     this.gen = gen;
     this.epoch = epoch;
-    this.automatic = false; // a scope an automatic-scope adapter gave (js/auto/): any scope of the app's wins
+    this.automatic = false; // or what an automatic-scope adapter (js/auto/) gave: 'route', 'timer'; any scope of the app's wins
     this.from = frames.NEVER; // the frame this context was last entered from, and the one made then (js/attribution/context-frames.js)
     this.frame = undefined;
   }

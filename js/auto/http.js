@@ -111,7 +111,7 @@ function start(monitor) {
   }
 
   function charge(request, socket, name, key) {
-    const ctx = monitor.context(name, key, true); // a key per request: its percentiles are requests'
+    const ctx = monitor.context(name, key, 'route'); // a key per request: its percentiles are requests'
     hooks.enter(ctx); // the rest of this callback, and all it starts
     const r = requests.get(request);
     const handle = socket?._handle;

@@ -93,7 +93,7 @@ function start(monitor) {
         overflowed++;
         return hooks.ROOT;
       }
-      ctx = monitor.context(`${kind} at ${shown(site.getFileName(), cwd)}:${site.getLineNumber()}`.slice(0, 256), undefined, true);
+      ctx = monitor.context(`${kind} at ${shown(site.getFileName(), cwd)}:${site.getLineNumber()}`.slice(0, 256), undefined, 'timer');
       sites.set(id, ctx);
     }
     return ctx;

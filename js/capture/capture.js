@@ -17,6 +17,7 @@ const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
 const { buildReport, reportFrame } = require('../report/build');
 const { renderJson } = require('../report/json');
+const { renderPprof } = require('../report/pprof');
 const { expand, numberCapture, permitted, WRITTEN } = require('./options');
 const { version } = require('../../package.json');
 
@@ -51,6 +52,7 @@ class Capture {
   #profile = null; // the running profile, once started
   #profileStart = null; // { at, ms }: when starting the profile held the loop (epoch ms), and how long
   #takeTimeline = null; // ends the profile's scope timeline and gives it
+  #pprofContext = null; // renderPprof()'s options: the scope timeline on the profile's clock, routes, thread, clocks
   #unguard;
   #collecting = true;
   #begun;
@@ -202,6 +204,7 @@ class Capture {
         ? {
           intervalUs: o.profile.intervalUs,
           file: o.cpuprofile ? expand(o.cpuprofile, this.#n, this.#start) : null,
+          pprof: o.pprof ? expand(o.pprof, this.#n, this.#start) : null,
           analysis: studied.analysis,
           flame: flameTree(studied.measured),
         }
@@ -243,7 +246,9 @@ class Capture {
    */
   #study(profile, lag) {
     const offsetUs = profiler.profileClockOffsetUs();
-    const scopeTimeline = this.#takeTimeline().transitions.map(([ms, scope]) => [ms * 1000 + offsetUs, scope]);
+    const { transitions, routes } = this.#takeTimeline();
+    const scopeTimeline = transitions.map(([ms, scope]) => [ms * 1000 + offsetUs, scope]);
+    this.#pprofContext = { scopeTimeline, routes, thread: threadId, epochOffsetUs: ORIGIN * 1000 - offsetUs, periodUs: this.#o.profile.intervalUs };
     const studied = study(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThreshold });
     lag.events = profileStalls(lag.events, profile, studied.measured, { originMs: ORIGIN, offsetUs, scopeTimeline, frameOf });
     return studied;
@@ -260,6 +265,7 @@ class Capture {
     if (o.json) write(at('json'), renderJson(report));
     if (o.html) write(at('html'), require('../report/html').renderHtml(report));
     if (o.cpuprofile && profile) write(at('cpuprofile'), JSON.stringify(profile));
+    if (o.pprof && profile) write(at('pprof'), renderPprof(profile, this.#pprofContext));
     if (written.length > 0) o[WRITTEN]?.(written);
   }
 }

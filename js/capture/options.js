@@ -17,8 +17,9 @@ const DEFAULTS = Object.freeze({
   json: false,
   html: false,
   cpuprofile: false,
+  pprof: false,
 });
-const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile'];
+const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile', 'pprof'];
 
 const PLACEHOLDERS = ['{pid}', '{time}', '{n}'];
 // Zero-code use (register/) is told the files a capture wrote, to say where the report went: a
