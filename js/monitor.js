@@ -60,7 +60,7 @@ class Monitor extends EventEmitter {
     this.#options = options;
     this.#onStop = onStop;
     // First: a port that cannot be listened on fails start() before anything is installed.
-    if (options.metrics) this.#metrics = endpoint.serve(options.metrics);
+    if (options.metrics) this.#metrics = endpoint.serve(options.metrics, () => this.#recordTimeline());
     const cells = native.ledgerCells(options.maxScopes, options.keySlots);
     const ledger = hooks.newLedger(cells);
     this.#native = new native.NativeMonitor(ledger.buffer, {

@@ -25,6 +25,7 @@ const ENV = {
   RLOOP_LAG_THRESHOLD: 'ms of blocked loop that make a stall (default 50); 0 turns lag off',
   RLOOP_IO_THRESHOLD: 'ms an I/O operation takes to be slow (default 500); "off" turns I/O tracking off',
   RLOOP_METRICS_PORT: 'serve Prometheus metrics on 127.0.0.1 at this port (docs/metrics.md; a cluster\'s worker N at the port + N); alone, without a capture variable, no capture runs',
+  RLOOP_METRICS_TOKEN: 'with RLOOP_METRICS_PORT: every request to the endpoint needs `Authorization: Bearer <token>` (16 to 256 visible characters)',
   RLOOP_AUTO_SCOPES: 'automatic scopes, comma-separated: http, timers (default both), or "off"',
 };
 
@@ -75,6 +76,7 @@ function fromEnv(env) {
   else if (io !== undefined) start.ioThreshold = integer('RLOOP_IO_THRESHOLD', io);
   const metricsPort = get('RLOOP_METRICS_PORT');
   if (metricsPort !== undefined) start.metrics = { port: clusterPort(integer('RLOOP_METRICS_PORT', metricsPort)) };
+  if (metricsPort !== undefined && get('RLOOP_METRICS_TOKEN') !== undefined) start.metrics.token = get('RLOOP_METRICS_TOKEN');
   start.autoScopes = autoScopes(get('RLOOP_AUTO_SCOPES') ?? 'http,timers');
   const delay = get('RLOOP_DELAY');
   const metricsOnly = metricsPort !== undefined && CAPTURE.every((name) => get(name) === undefined);
@@ -95,7 +97,7 @@ function clusterPort(port) {
 const VARIABLE_OF = {
   durationMs: 'RLOOP_DURATION', json: 'RLOOP_JSON', html: 'RLOOP_HTML', intervalUs: 'RLOOP_PROFILE_INTERVAL_US',
   cpuprofile: 'RLOOP_CPUPROFILE', pprof: 'RLOOP_PPROF', heapSnapshot: 'RLOOP_HEAP_SNAPSHOT', windowMs: 'RLOOP_WINDOW_MS',
-  lagThreshold: 'RLOOP_LAG_THRESHOLD', ioThreshold: 'RLOOP_IO_THRESHOLD', 'metrics.port': 'RLOOP_METRICS_PORT',
+  lagThreshold: 'RLOOP_LAG_THRESHOLD', ioThreshold: 'RLOOP_IO_THRESHOLD', 'metrics.port': 'RLOOP_METRICS_PORT', 'metrics.token': 'RLOOP_METRICS_TOKEN',
 };
 
 /** An error as one line of ours: the variable named, rloop's own prefix left out. */

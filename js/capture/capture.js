@@ -245,10 +245,8 @@ class Capture {
    * mark (false). The stalls' stacks come from the samples inside them, where there are some.
    */
   #study(profile, lag) {
-    const offsetUs = profiler.profileClockOffsetUs();
-    const { transitions, routes } = this.#takeTimeline();
-    const scopeTimeline = transitions.map(([ms, scope]) => [ms * 1000 + offsetUs, scope]);
-    this.#pprofContext = { scopeTimeline, routes, thread: threadId, epochOffsetUs: ORIGIN * 1000 - offsetUs, periodUs: this.#o.profile.intervalUs };
+    const { scopeTimeline, routes, offsetUs, epochOffsetUs } = profiler.onProfileClock(this.#takeTimeline());
+    this.#pprofContext = { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: this.#o.profile.intervalUs };
     const studied = study(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThreshold });
     lag.events = profileStalls(lag.events, profile, studied.measured, { originMs: ORIGIN, offsetUs, scopeTimeline, frameOf });
     return studied;

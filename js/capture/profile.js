@@ -2,7 +2,7 @@
 // CPU profiles of the calling thread (main or worker) through an in-process inspector session.
 // The result is V8's raw profile, the content of a .cpuprofile file; js/analyze/index.js reads it.
 
-const { hrtimeNs, offsetFrom } = require('../clock');
+const { hrtimeNs, offsetFrom, ORIGIN } = require('../clock');
 const { integerIn, plainObject, knownOnly } = require('../validate');
 const markers = require('./markers');
 
@@ -76,4 +76,15 @@ function profileClockOffsetUs() {
   return offsetFrom(() => Number(hrtimeNs()) / 1e6) * 1000;
 }
 
-module.exports = { start, profileOptions, profileClockOffsetUs };
+/**
+ * A scope timeline as the monitor gives it (`{ transitions: [[performance.now() ms, scope]],
+ * routes }`) on the profile's clock, as analyze() takes it, with what renderPprof() needs of
+ * the clocks: `{ scopeTimeline, routes, offsetUs, epochOffsetUs }`.
+ */
+function onProfileClock({ transitions, routes }) {
+  const offsetUs = profileClockOffsetUs();
+  const scopeTimeline = transitions.map(([ms, scope]) => [ms * 1000 + offsetUs, scope]);
+  return { scopeTimeline, routes, offsetUs, epochOffsetUs: ORIGIN * 1000 - offsetUs };
+}
+
+module.exports = { start, profileOptions, profileClockOffsetUs, onProfileClock, DEFAULT_INTERVAL_US };

@@ -1,13 +1,16 @@
 'use strict';
 // Options of the metrics endpoint (start({ metrics })) and of the adapters.
 
-const { integerIn, describe, plainObject, knownOnly, withDefaults } = require('../validate');
+const { integerIn, boolean, describe, plainObject, knownOnly, withDefaults } = require('../validate');
 
 const METRICS_DEFAULTS = Object.freeze({
   host: '127.0.0.1', // loopback: binding elsewhere is a choice (docs/metrics.md says what it exposes)
   path: '/metrics',
   topScopes: 50, // scopes named per thread and scrape, the busiest since start; the rest are '(other)'
+  token: null, // where set, every request needs `Authorization: Bearer <token>`
+  pprof: true, // CPU profiles pulled at /debug/pprof/profile (js/metrics/pull.js), under the same rules
 });
+const TOKEN_LENGTH = [16, 256];
 const TOP_SCOPES = [1, 10000];
 
 function text(name, value, max) {
@@ -27,6 +30,15 @@ function metricsOptions(given) {
     throw new RangeError(`rloop: option 'metrics.path' must start with '/' and hold no spaces or '?', got ${describe(o.path)}`);
   }
   integerIn('metrics.topScopes', o.topScopes, TOP_SCOPES);
+  if (o.token !== null) {
+    text('metrics.token', o.token, TOKEN_LENGTH[1]);
+    if (o.token.length < TOKEN_LENGTH[0] || !/^[\x21-\x7e]+$/.test(o.token)) {
+      throw new RangeError(`rloop: option 'metrics.token' must be ${TOKEN_LENGTH[0]} to ${TOKEN_LENGTH[1]} visible ASCII characters (no spaces)`);
+    }
+  }
+  boolean('metrics.pprof', o.pprof);
+  // Not enumerable: a report's meta.options spreads the options, and a secret has no place there.
+  Object.defineProperty(o, 'token', { enumerable: false });
   return o;
 }
 

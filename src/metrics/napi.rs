@@ -4,10 +4,15 @@
 use std::net::ToSocketAddrs;
 
 use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use super::server::Server;
-use super::{collect, text};
+use super::server::{Routes, Server};
+use super::{collect, http, pull, text};
+
+/// Asked for a profile as `[id, seconds, asked]`, `asked` in `monotonicMs()`; weak, so it never
+/// keeps a process alive.
+type OnProfile = ThreadsafeFunction<Vec<f64>, Unknown<'static>, Vec<f64>, Status, false, true>;
 
 /// The endpoint, serving every monitored thread of the process. Closed by `close()` or when
 /// collected.
@@ -19,14 +24,29 @@ pub struct MetricsServer {
 #[napi]
 impl MetricsServer {
     /// Listens on `host`:`port` (0: any free port) and answers GET `path` with the top
-    /// `top_scopes` scopes of each thread; options as validated by js/metrics/options.js.
+    /// `top_scopes` scopes of each thread, every request needing `token` where given; with
+    /// `on_profile`, GET /debug/pprof/profile calls it with `[id, seconds, asked]`, and `answer(id, …)`
+    /// responds. Options as validated by js/metrics/options.js.
     #[napi(constructor, catch_unwind)]
-    pub fn new(host: String, port: u32, path: String, top_scopes: u32) -> Result<Self> {
+    pub fn new(host: String, port: u32, path: String, top_scopes: u32, token: Option<String>, on_profile: Option<OnProfile>) -> Result<Self> {
         let fail = |e: &dyn std::fmt::Display| Error::from_reason(format!("rloop: metrics: cannot listen on {host}:{port}: {e}"));
         let addr = (host.as_str(), port as u16).to_socket_addrs().map_err(|e| fail(&e))?.next().ok_or_else(|| fail(&"no address"))?;
         let reader = collect::Reader::new(top_scopes as usize);
-        let server = Server::bind(addr, path, Box::new(move || text::render(&reader.families()))).map_err(|e| fail(&e))?;
+        let pull = on_profile.map(|f| pull::Pull {
+            ask: Box::new(move |id, seconds| {
+                f.call(vec![f64::from(id), f64::from(seconds), crate::clock::monotonic_ms()], ThreadsafeFunctionCallMode::NonBlocking);
+            }),
+            slack: pull::SLACK,
+        });
+        let routes = Routes { path, render: Box::new(move || text::render(&reader.families())), token, pull };
+        let server = Server::bind(addr, routes).map_err(|e| fail(&e))?;
         Ok(MetricsServer { server })
+    }
+
+    /// Responds to pulled profile `id`: `status` ("200 OK"), the body and its type.
+    #[napi(catch_unwind)]
+    pub fn answer(&self, id: u32, status: String, content_type: String, body: Buffer) {
+        self.server.answer(id, http::response(&status, &content_type, "", &body, false));
     }
 
     /// The port listened on (the one chosen, for port 0).

@@ -6,6 +6,8 @@
 //! lose their place, scrapers do not wait; with none to evict, new ones wait in the backlog),
 //! requests cut at `MAX_REQUEST` bytes, every connection closed `DEADLINE` after it opened.
 //! The body is rendered at most once per turn of the loop, however many scrapes are ready.
+//! Where a token is set, every request needs it (`Authorization: Bearer`). A pulled profile
+//! (`pull`) holds its connection for the profile's seconds and its slack, not `DEADLINE`.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -13,7 +15,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::http;
 use super::poll::{self, Stream};
+use super::pull::{self, Answers};
 
 pub const MAX_CONNECTIONS: usize = 512;
 const MAX_REQUEST: usize = 8192;
@@ -23,25 +27,42 @@ const GRACE: Duration = Duration::from_secs(1);
 /// Renders the body of a scrape; a panic in it is answered with a 500.
 pub type Render = Box<dyn Fn() -> String + Send>;
 
+/// What the endpoint answers: scrapes at `path`, and pulled profiles where `pull` is given.
+pub struct Routes {
+    pub path: String,
+    pub render: Render,
+    /// Where set, every request must carry it as `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    pub pull: Option<pull::Pull>,
+}
+
 /// A running endpoint; dropping it (or `close`) stops the thread and closes the port.
 pub struct Server {
     addr: SocketAddr,
     wake: Option<Stream>,
+    answers: Arc<Answers>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Server {
-    pub fn bind(addr: SocketAddr, path: String, render: Render) -> io::Result<Server> {
+    pub fn bind(addr: SocketAddr, routes: Routes) -> io::Result<Server> {
         let listener = TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let (wake, stop) = poll::pair()?;
-        let thread = std::thread::Builder::new().name("rloop-metrics".into()).spawn(move || serve(listener, stop, &path, &render))?;
-        Ok(Server { addr, wake: Some(wake), thread: Some(thread) })
+        let (answers, woken) = Answers::new()?;
+        let given = Arc::clone(&answers);
+        let thread = std::thread::Builder::new().name("rloop-metrics".into()).spawn(move || serve(listener, stop, woken, &routes, &given))?;
+        Ok(Server { addr, wake: Some(wake), answers, thread: Some(thread) })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The response to pulled profile `id` (see `pull`); ignored once its wait is over.
+    pub fn answer(&self, id: u32, response: Arc<Vec<u8>>) {
+        self.answers.give(id, response);
     }
 
     /// Stops serving; the port is closed when this returns. Idempotent.
@@ -62,22 +83,45 @@ impl Drop for Server {
 struct Connection {
     stream: TcpStream,
     opened: Instant,
+    /// Closed at this time, answered or not.
+    until: Instant,
     request: Vec<u8>,
-    /// The response and how much of it is sent, once the request is complete.
+    /// The pulled profile this connection waits for.
+    waiting: Option<u32>,
+    /// The response and how much of it is sent, once there is one.
     response: Option<(Arc<Vec<u8>>, usize)>,
 }
 
-fn serve(listener: TcpListener, stop: Stream, path: &str, render: &Render) {
-    let mut conns: Vec<Connection> = Vec::new();
+/// What a request gets: more of it read, a response, or a profile to wait for.
+enum Reply {
+    More,
+    Now(Arc<Vec<u8>>),
+    Profile(u32),
+}
+
+/// The server thread's state between turns.
+struct State<'a> {
+    routes: &'a Routes,
+    conns: Vec<Connection>,
+    /// The profile being taken and when its wait ends: one at a time.
+    pulling: Option<(u32, Instant)>,
+    pulls: u32,
+}
+
+fn serve(listener: TcpListener, stop: Stream, mut woken: Stream, routes: &Routes, answers: &Answers) {
+    let mut st = State { routes, conns: Vec::new(), pulling: None, pulls: 0 };
     loop {
         let now = Instant::now();
         // Full with nobody to evict: new connections wait in the backlog until someone is.
-        let room = conns.len() < MAX_CONNECTIONS || evictable(&conns, now).is_some();
+        let room = st.conns.len() < MAX_CONNECTIONS || evictable(&st.conns, now).is_some();
         let listen = if room { poll::IN } else { 0 };
-        let mut fds = vec![poll::fd(&stop, poll::IN), poll::fd(&listener, listen)];
-        fds.extend(conns.iter().map(|c| poll::fd(&c.stream, if c.response.is_some() { poll::OUT } else { poll::IN })));
-        let deadlines = conns.iter().map(|c| c.opened + DEADLINE);
-        let graces = conns.iter().filter(|c| !room && c.response.is_none()).map(|c| c.opened + GRACE);
+        let mut fds = vec![poll::fd(&stop, poll::IN), poll::fd(&woken, poll::IN), poll::fd(&listener, listen)];
+        fds.extend(st.conns.iter().map(|c| {
+            let events = if c.response.is_some() { poll::OUT } else if c.waiting.is_some() { 0 } else { poll::IN };
+            poll::fd(&c.stream, events)
+        }));
+        let deadlines = st.conns.iter().map(|c| c.until);
+        let graces = st.conns.iter().filter(|c| !room && c.response.is_none() && c.waiting.is_none()).map(|c| c.opened + GRACE);
         let timeout = deadlines.chain(graces).map(|t| t.saturating_duration_since(now)).min().map_or(-1, |d| d.as_millis() as i32 + 1);
         if poll::wait(&mut fds, timeout).is_err() {
             return;
@@ -85,19 +129,134 @@ fn serve(listener: TcpListener, stop: Stream, path: &str, render: &Render) {
         if fds[0].revents() != 0 {
             return; // close(): the other end of `stop` is gone
         }
+        if fds[1].revents() != 0 {
+            for (id, response) in answers.take(&mut woken) {
+                st.answered(id, response);
+            }
+        }
         let mut body: Option<Arc<Vec<u8>>> = None; // rendered once per turn, for every ready scrape
-        let mut keep = Vec::with_capacity(conns.len());
-        for (c, fd) in conns.drain(..).zip(&fds[2..]) {
-            if let Some(c) = step(c, fd.revents(), path, render, &mut body) {
-                if c.opened.elapsed() < DEADLINE {
+        let mut keep = Vec::with_capacity(st.conns.len());
+        let now = Instant::now();
+        for (c, fd) in std::mem::take(&mut st.conns).into_iter().zip(&fds[3..]) {
+            if let Some(mut c) = st.step(c, fd.revents(), &mut body) {
+                if now < c.until {
                     keep.push(c);
+                } else if c.waiting.is_some() {
+                    // Best effort, once: a short response fits the socket's buffer.
+                    let _ = c.stream.write_all(&http::refusal("503 Service Unavailable", "rloop: no profile in time: the event loop was blocked"));
                 }
             }
         }
-        conns = keep;
-        if fds[1].revents() != 0 {
-            accept(&listener, &mut conns);
+        st.conns = keep;
+        if st.pulling.is_some_and(|(_, until)| now >= until) {
+            st.pulling = None;
         }
+        if fds[2].revents() != 0 {
+            accept(&listener, &mut st.conns);
+        }
+    }
+}
+
+impl State<'_> {
+    fn answered(&mut self, id: u32, response: Arc<Vec<u8>>) {
+        if self.pulling.is_some_and(|(p, _)| p == id) {
+            self.pulling = None;
+        }
+        if let Some(c) = self.conns.iter_mut().find(|c| c.waiting == Some(id)) {
+            c.waiting = None;
+            c.response = Some((response, 0));
+        }
+    }
+
+    /// Advances one connection; `None` when it is done (answered or broken).
+    fn step(&mut self, mut c: Connection, revents: i16, body: &mut Option<Arc<Vec<u8>>>) -> Option<Connection> {
+        if revents & poll::BROKEN != 0 {
+            return None;
+        }
+        if c.response.is_none() && revents & (poll::IN | poll::HUP) != 0 {
+            let mut buf = [0u8; 2048];
+            loop {
+                match c.stream.read(&mut buf) {
+                    Ok(0) => return None,
+                    Ok(n) => c.request.extend_from_slice(&buf[..n.min(MAX_REQUEST + 1 - c.request.len().min(MAX_REQUEST))]),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => return None,
+                }
+                if c.request.len() > MAX_REQUEST || http::ends_head(&c.request) {
+                    break;
+                }
+            }
+            if c.waiting.is_none() {
+                match self.respond(&c.request, body) {
+                    Reply::More => {}
+                    Reply::Now(response) => c.response = Some((response, 0)),
+                    Reply::Profile(seconds) => {
+                        self.pulls = self.pulls.wrapping_add(1);
+                        let Some(pull) = &self.routes.pull else { return None };
+                        let until = c.opened + Duration::from_secs(seconds.into()) + pull.slack;
+                        self.pulling = Some((self.pulls, until));
+                        c.waiting = Some(self.pulls);
+                        c.until = until;
+                        (pull.ask)(self.pulls, seconds);
+                    }
+                }
+            }
+        }
+        if let Some((response, sent)) = &mut c.response {
+            loop {
+                match c.stream.write(&response[*sent..]) {
+                    Ok(n) => *sent += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Some(c),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => return None,
+                }
+                if *sent == response.len() {
+                    let _ = c.stream.shutdown(std::net::Shutdown::Write);
+                    return None;
+                }
+            }
+        }
+        Some(c)
+    }
+
+    /// What `request` gets once it is complete (or too long to be one).
+    fn respond(&self, request: &[u8], body: &mut Option<Arc<Vec<u8>>>) -> Reply {
+        if request.len() > MAX_REQUEST {
+            return Reply::Now(http::plain("431 Request Header Fields Too Large"));
+        }
+        if !http::ends_head(request) {
+            return Reply::More;
+        }
+        let Some(head) = http::parse(request) else { return Reply::Now(http::plain("400 Bad Request")) };
+        let routes = self.routes;
+        if let Some(token) = &routes.token {
+            if !head.bearer.is_some_and(|b| http::same_secret(b.as_bytes(), token.as_bytes())) {
+                return Reply::Now(http::response("401 Unauthorized", "text/plain; charset=utf-8", "WWW-Authenticate: Bearer\r\n", b"rloop: a token is needed\n", false));
+            }
+        }
+        let pulled = routes.pull.is_some() && head.path == pull::PATH;
+        if head.path != routes.path && !pulled {
+            return Reply::Now(http::plain("404 Not Found"));
+        }
+        if head.method != "GET" && !(head.method == "HEAD" && !pulled) {
+            return Reply::Now(http::plain("405 Method Not Allowed"));
+        }
+        if pulled {
+            return match pull::seconds(head.query) {
+                Err(why) => Reply::Now(http::refusal("400 Bad Request", &why)),
+                Ok(_) if self.pulling.is_some() => Reply::Now(http::refusal("409 Conflict", "rloop: a profile is being taken; one at a time")),
+                Ok(seconds) => Reply::Profile(seconds),
+            };
+        }
+        let rendered = body.get_or_insert_with(|| {
+            let text = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&routes.render)).ok();
+            Arc::new(text.map(String::into_bytes).unwrap_or_default())
+        });
+        if rendered.is_empty() {
+            return Reply::Now(http::plain("500 Internal Server Error"));
+        }
+        Reply::Now(http::response("200 OK", super::text::CONTENT_TYPE, "", rendered, head.method == "HEAD"))
     }
 }
 
@@ -105,7 +264,7 @@ fn serve(listener: TcpListener, stop: Stream, path: &str, render: &Render) {
 /// sent part of it (a slow sender), then one that has sent nothing yet (perhaps a scraper whose
 /// own loop is busy).
 fn evictable(conns: &[Connection], now: Instant) -> Option<usize> {
-    let stale = |c: &Connection| c.response.is_none() && now.duration_since(c.opened) >= GRACE;
+    let stale = |c: &Connection| c.response.is_none() && c.waiting.is_none() && now.duration_since(c.opened) >= GRACE;
     conns.iter().position(|c| stale(c) && !c.request.is_empty()).or_else(|| conns.iter().position(stale))
 }
 
@@ -120,97 +279,16 @@ fn accept(listener: &TcpListener, conns: &mut Vec<Connection>) {
         let Ok((stream, _)) = listener.accept() else { return };
         if stream.set_nonblocking(true).is_ok() {
             let _ = stream.set_nodelay(true);
-            conns.push(Connection { stream, opened: Instant::now(), request: Vec::new(), response: None });
+            let opened = Instant::now();
+            conns.push(Connection { stream, opened, until: opened + DEADLINE, request: Vec::new(), waiting: None, response: None });
         }
     }
-}
-
-/// Advances one connection; `None` when it is done (answered or broken).
-fn step(mut c: Connection, revents: i16, path: &str, render: &Render, body: &mut Option<Arc<Vec<u8>>>) -> Option<Connection> {
-    if revents & poll::BROKEN != 0 {
-        return None;
-    }
-    if c.response.is_none() && revents & (poll::IN | poll::HUP) != 0 {
-        let mut buf = [0u8; 2048];
-        loop {
-            match c.stream.read(&mut buf) {
-                Ok(0) => return None,
-                Ok(n) => c.request.extend_from_slice(&buf[..n.min(MAX_REQUEST + 1 - c.request.len().min(MAX_REQUEST))]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return None,
-            }
-            if c.request.len() > MAX_REQUEST || ends_head(&c.request) {
-                break;
-            }
-        }
-        if let Some(response) = respond(&c.request, path, render, body) {
-            c.response = Some((response, 0));
-        }
-    }
-    if let Some((response, sent)) = &mut c.response {
-        loop {
-            match c.stream.write(&response[*sent..]) {
-                Ok(n) => *sent += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Some(c),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return None,
-            }
-            if *sent == response.len() {
-                let _ = c.stream.shutdown(std::net::Shutdown::Write);
-                return None;
-            }
-        }
-    }
-    Some(c)
-}
-
-fn ends_head(request: &[u8]) -> bool {
-    request.windows(4).any(|w| w == b"\r\n\r\n") || request.windows(2).any(|w| w == b"\n\n")
-}
-
-/// The response to `request` once it is complete (or too long to be one); `None` to read more.
-fn respond(request: &[u8], path: &str, render: &Render, body: &mut Option<Arc<Vec<u8>>>) -> Option<Arc<Vec<u8>>> {
-    if request.len() > MAX_REQUEST {
-        return Some(plain("431 Request Header Fields Too Large"));
-    }
-    if !ends_head(request) {
-        return None;
-    }
-    let line = request.split(|&b| b == b'\n').next().unwrap_or_default();
-    let mut parts = std::str::from_utf8(line).unwrap_or("").trim_end_matches('\r').split(' ');
-    let (method, target, version) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    if !version.starts_with("HTTP/1.") || parts.next().is_some() || !target.starts_with('/') {
-        return Some(plain("400 Bad Request"));
-    }
-    if target.split('?').next() != Some(path) {
-        return Some(plain("404 Not Found"));
-    }
-    if method != "GET" && method != "HEAD" {
-        return Some(plain("405 Method Not Allowed"));
-    }
-    let rendered = body.get_or_insert_with(|| {
-        let text = std::panic::catch_unwind(std::panic::AssertUnwindSafe(render)).ok();
-        Arc::new(text.map(String::into_bytes).unwrap_or_default())
-    });
-    if rendered.is_empty() {
-        return Some(plain("500 Internal Server Error"));
-    }
-    let head = format!("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", super::text::CONTENT_TYPE, rendered.len());
-    let mut out = head.into_bytes();
-    if method == "GET" {
-        out.extend_from_slice(rendered);
-    }
-    Some(Arc::new(out))
-}
-
-fn plain(status: &str) -> Arc<Vec<u8>> {
-    Arc::new(format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").into_bytes())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
 
     fn get(addr: SocketAddr, request: &[u8]) -> String {
         let mut s = TcpStream::connect(addr).unwrap();
@@ -221,13 +299,18 @@ mod tests {
         out
     }
 
+    fn scrapes(path: &str, render: Render) -> Routes {
+        Routes { path: path.into(), render, token: None, pull: None }
+    }
+
     #[test]
     fn answers_scrapes_rejects_the_rest_and_closes_the_port() {
-        let mut server = Server::bind("127.0.0.1:0".parse().unwrap(), "/metrics".into(), Box::new(|| "up 1\n".into())).unwrap();
+        let mut server = Server::bind("127.0.0.1:0".parse().unwrap(), scrapes("/metrics", Box::new(|| "up 1\n".into()))).unwrap();
         let addr = server.addr();
         let ok = get(addr, b"GET /metrics?x=1 HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(ok.starts_with("HTTP/1.1 200 OK\r\n") && ok.ends_with("\r\n\r\nup 1\n"), "{ok}");
         assert!(get(addr, b"GET /other HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        assert!(get(addr, b"GET /debug/pprof/profile HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"), "no profiles unless asked");
         assert!(get(addr, b"POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
         assert!(get(addr, b"\x16\x03\x01garbage\r\n\r\n").starts_with("HTTP/1.1 400"));
         assert!(get(addr, &vec![b'a'; 20_000]).starts_with("HTTP/1.1 431"));
@@ -238,8 +321,67 @@ mod tests {
     }
 
     #[test]
+    fn a_token_where_set_is_needed_everywhere() {
+        let routes = Routes { token: Some("s3cret-token".into()), ..scrapes("/m", Box::new(|| "x 1\n".into())) };
+        let server = Server::bind("127.0.0.1:0".parse().unwrap(), routes).unwrap();
+        let addr = server.addr();
+        let refused = get(addr, b"GET /m HTTP/1.1\r\n\r\n");
+        assert!(refused.starts_with("HTTP/1.1 401") && refused.contains("WWW-Authenticate: Bearer\r\n"), "{refused}");
+        assert!(get(addr, b"GET /m HTTP/1.1\r\nAuthorization: Bearer s3cret-tokeN\r\n\r\n").starts_with("HTTP/1.1 401"));
+        assert!(get(addr, b"GET /other HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 401"), "nothing is told without it");
+        assert!(get(addr, b"GET /m HTTP/1.1\r\nAuthorization: Bearer s3cret-token\r\n\r\n").ends_with("x 1\n"));
+    }
+
+    /// A server whose profiles are asked on a channel (id, seconds) and answered by the test.
+    fn pulling(slack: Duration) -> (Arc<Server>, mpsc::Receiver<(u32, u32)>) {
+        let (tx, rx) = mpsc::channel();
+        let tx = parking_lot::Mutex::new(tx);
+        let pull = pull::Pull { ask: Box::new(move |id, seconds| tx.lock().send((id, seconds)).unwrap()), slack };
+        let routes = Routes { pull: Some(pull), ..scrapes("/m", Box::new(|| "x 1\n".into())) };
+        (Arc::new(Server::bind("127.0.0.1:0".parse().unwrap(), routes).unwrap()), rx)
+    }
+
+    #[test]
+    fn a_pulled_profile_is_asked_for_once_held_and_answered() {
+        let (server, asked) = pulling(pull::SLACK);
+        let addr = server.addr();
+        let first = std::thread::spawn(move || get(addr, b"GET /debug/pprof/profile?seconds=2 HTTP/1.1\r\n\r\n"));
+        let (id, seconds) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(seconds, 2);
+        let busy = get(addr, b"GET /debug/pprof/profile HTTP/1.1\r\n\r\n");
+        assert!(busy.starts_with("HTTP/1.1 409") && busy.contains("one at a time"), "{busy}");
+        assert!(get(addr, b"GET /debug/pprof/profile?seconds=0 HTTP/1.1\r\n\r\n").contains("from 1 to 300"));
+        assert!(get(addr, b"HEAD /debug/pprof/profile HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+        assert!(get(addr, b"GET /m HTTP/1.1\r\n\r\n").ends_with("x 1\n"), "scrapes go on meanwhile");
+        server.answer(id + 1, http::plain("418 Not Mine"));
+        server.answer(id, http::response("200 OK", "application/octet-stream", "", b"pprof", false));
+        let got = first.join().unwrap();
+        assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("pprof"), "{got}");
+        let second = std::thread::spawn(move || get(addr, b"GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n\r\n"));
+        let (id, _) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
+        server.answer(id, http::plain("204 No Content"));
+        assert!(second.join().unwrap().starts_with("HTTP/1.1 204"), "the next one, once the first is answered");
+    }
+
+    #[test]
+    fn a_profile_that_does_not_come_is_a_503_and_frees_the_place() {
+        let (server, asked) = pulling(Duration::from_millis(300));
+        let addr = server.addr();
+        let started = Instant::now();
+        let late = get(addr, b"GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n\r\n");
+        assert!(late.starts_with("HTTP/1.1 503") && late.contains("blocked"), "{late}");
+        assert!(started.elapsed() >= Duration::from_millis(1300), "held for its seconds and slack: {:?}", started.elapsed());
+        let (id, _) = asked.recv().unwrap();
+        server.answer(id, http::plain("200 OK")); // too late: nobody waits
+        let next = std::thread::spawn(move || get(addr, b"GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n\r\n"));
+        let (id, _) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
+        server.answer(id, http::plain("204 No Content"));
+        assert!(next.join().unwrap().starts_with("HTTP/1.1 204"));
+    }
+
+    #[test]
     fn slow_clients_lose_their_place_to_scrapes() {
-        let server = Server::bind("127.0.0.1:0".parse().unwrap(), "/m".into(), Box::new(|| "x 1\n".into())).unwrap();
+        let server = Server::bind("127.0.0.1:0".parse().unwrap(), scrapes("/m", Box::new(|| "x 1\n".into()))).unwrap();
         let addr = server.addr();
         let slow: Vec<TcpStream> = (0..MAX_CONNECTIONS + 100)
             .map(|_| {
@@ -257,7 +399,7 @@ mod tests {
 
     #[test]
     fn a_panicking_render_is_a_500_and_the_server_goes_on() {
-        let server = Server::bind("127.0.0.1:0".parse().unwrap(), "/m".into(), Box::new(|| panic!("render"))).unwrap();
+        let server = Server::bind("127.0.0.1:0".parse().unwrap(), scrapes("/m", Box::new(|| panic!("render")))).unwrap();
         assert!(get(server.addr(), b"GET /m HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 500"));
         assert!(get(server.addr(), b"GET /m HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 500"));
     }

@@ -25,6 +25,10 @@ test('metrics options: TypeError or RangeError naming the option, nothing left r
     [{ metrics: { port: 0, path: '/a b' } }, RangeError, /'metrics.path'/],
     [{ metrics: { port: 0, topScopes: 0 } }, RangeError, /'metrics.topScopes' must be between 1 and 10000/],
     [{ metrics: { port: 0, tls: true } }, TypeError, /unknown metrics option 'tls'/],
+    [{ metrics: { port: 0, token: 'short' } }, RangeError, /'metrics.token' must be 16 to 256 visible ASCII characters/],
+    [{ metrics: { port: 0, token: 'a token with spaces in it' } }, RangeError, /'metrics.token'/],
+    [{ metrics: { port: 0, token: 12345678901234567 } }, TypeError, /'metrics.token' must be a string/],
+    [{ metrics: { port: 0, pprof: 'yes' } }, TypeError, /'metrics.pprof' must be true or false/],
   ];
   for (const [options, type, message] of cases) {
     assert.throws(() => rloop.start(options), (e) => e instanceof type && message.test(e.message), JSON.stringify(options));
