@@ -15,6 +15,7 @@ const { startSampler } = require('./stalls/sampler');
 const { redactStall } = require('./redact');
 const { IDLE, FULL } = require('./attribution/timeline');
 const endpoint = require('./metrics/endpoint');
+const { useGc } = require('./metrics/gc');
 const auto = require('./auto');
 
 // Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
@@ -54,6 +55,7 @@ class Monitor extends EventEmitter {
   #lagOn = false; // the addon has a lag callback
   #metrics = null; // the metrics endpoint, if asked for
   #auto; // automatic scopes (js/auto/)
+  #releaseGc = () => {}; // ends this monitor's use of the garbage collections' observer (js/metrics/gc.js)
 
   constructor(options, onStop) {
     super();
@@ -81,6 +83,7 @@ class Monitor extends EventEmitter {
     this.#keyScopes = []; // grows as the ring first reaches a slot: unused slots cost nothing
     hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
     this.#auto = auto.start(this, options.autoScopes);
+    if (options.metrics) this.#releaseGc = unattributed(() => useGc((e) => this.#fail(e)));
   }
 
   /** What the automatic scopes named so far, and what they could not (docs/api.md: Automatic scopes). */
@@ -229,6 +232,7 @@ class Monitor extends EventEmitter {
     for (const c of this.#captures) c.finishSync('stopped');
     this.#io?.stop();
     this.#auto.stop();
+    this.#releaseGc();
     hooks.uninstall();
     clearTimeout(this.#timer);
     this.#timer = undefined;

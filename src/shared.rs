@@ -13,7 +13,7 @@ use crate::blame::blame;
 use crate::clock::{monotonic_ms, Clock, ThreadCpu};
 use crate::lag::{Lag, Stall, Taken};
 use crate::ledger::Ledger;
-use crate::metrics::SlowIo;
+use crate::metrics::{Gc, SlowIo};
 use crate::recording::Recording;
 use crate::registry;
 
@@ -31,6 +31,8 @@ pub struct Shared {
     pub started: f64,
     /// Slow I/O by type, pushed from JS per slow operation (rare), read by metrics scrapes.
     pub slow_io: SlowIo,
+    /// Garbage collections by kind, pushed from JS per batch of them, read by metrics scrapes.
+    pub gc: Gc,
     state: Mutex<State>,
 }
 
@@ -50,7 +52,7 @@ impl Shared {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
         let (started, slow_io) = (clock.now(), SlowIo::default());
-        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), started, slow_io, state: Mutex::new(State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1 }) })
+        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), started, slow_io, gc: Gc::default(), state: Mutex::new(State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1 }) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.

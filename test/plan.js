@@ -25,7 +25,7 @@ const AREAS = {
   capture: { timed: ['capture', 'heap', 'partial'], shared: ['heap-startup'] },
   analyze: { timed: ['analyze'], shared: ['flame', 'packages', 'pprof'] },
   report: { timed: [], shared: ['browser', 'flame-browser', 'format', 'html'] },
-  metrics: { timed: ['adapters', 'endpoint', 'prometheus'], shared: ['pull', 'ranking'] },
+  metrics: { timed: ['adapters', 'endpoint', 'prometheus'], shared: ['gc', 'pull', 'ranking'] },
   attach: { timed: ['attach', 'leave', 'node-red', 'targets'], shared: ['interrupt'] },
   cli: { timed: ['register', 'top'], shared: ['cli'] },
   'node-red': { timed: ['plugin'], shared: ['editor'] },

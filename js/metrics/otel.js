@@ -1,15 +1,16 @@
 'use strict';
 // rloop's metrics as OpenTelemetry instruments on a MeterProvider: the given one, or the global
 // one of @opentelemetry/api (an optional peer dependency, loaded only then). Observable
-// instruments for counters and gauges; the stall histogram is a Histogram, recorded at
-// collection time with each stall that ended since the last one (observable instruments have
-// no histogram).
+// instruments for counters and gauges; the histograms (stalls, garbage collections) are
+// Histograms, recorded at collection time with each stall or collection that ended since the
+// last one (observable instruments have no histogram).
 
 const { reader } = require('./families');
 const { adapterOptions } = require('./options');
+const { useGc } = require('./gc');
 
 // Prometheus label names that stand for a dotted OpenTelemetry attribute.
-const ATTRIBUTE = { nodejs_eventloop_state: 'nodejs.eventloop.state' };
+const ATTRIBUTE = { nodejs_eventloop_state: 'nodejs.eventloop.state', kind: 'v8js.gc.type' };
 
 function attributes(labels) {
   const out = {};
@@ -45,7 +46,13 @@ function otel(meterProvider, options) {
     }
   };
   meter.addBatchObservableCallback(callback, [...observed.values()]);
-  return { stop: () => meter.removeBatchObservableCallback(callback, [...observed.values()]) };
+  const releaseGc = useGc(() => {}); // this thread's collections; the addon's recording cannot fail
+  return {
+    stop: () => {
+      releaseGc();
+      meter.removeBatchObservableCallback(callback, [...observed.values()]);
+    },
+  };
 }
 
 module.exports = { otel };

@@ -4,6 +4,7 @@
 
 const { reader } = require('./families');
 const { adapterOptions } = require('./options');
+const { useGc } = require('./gc');
 
 /**
  * Registers rloop's metrics with `register` (prom-client's default registry if omitted).
@@ -17,6 +18,8 @@ function promClient(register, options) {
   const names = [];
   for (const f of families()) {
     const name = f.name;
+    // prom-client's default metrics have one of these (nodejs_gc_duration_seconds): the app's stays.
+    if (registry.getSingleMetric(name) !== undefined) continue;
     registry.registerMetric({
       name,
       help: f.help,
@@ -31,7 +34,13 @@ function promClient(register, options) {
     });
     names.push(name);
   }
-  return { stop: () => { for (const n of names) registry.removeSingleMetric(n); } };
+  const releaseGc = useGc(() => {}); // this thread's collections; the addon's recording cannot fail
+  return {
+    stop: () => {
+      releaseGc();
+      for (const n of names) registry.removeSingleMetric(n);
+    },
+  };
 }
 
 module.exports = { promClient };

@@ -15,6 +15,7 @@ use crate::shared::Shared;
 
 use super::exposure::Exposure;
 use super::family::{Family, Kind, Sample};
+use super::gc::{KindTotals, BUCKETS as GC_BUCKETS, KINDS as GC_KINDS};
 use super::slow_io::IoTotal;
 
 const FOLDED: &str = "(other)";
@@ -48,6 +49,10 @@ pub struct ThreadFigures {
     /// The scope running in a stall that goes on now, and for how long it has (ms).
     pub stalled: Option<(String, f64)>,
     pub slow_io: Vec<(String, IoTotal)>,
+    /// Garbage collections by kind (`GC_KINDS`) since start, and those since this reader's
+    /// last read: (kind, seconds).
+    pub gc: [KindTotals; GC_KINDS.len()],
+    pub gc_ended: Vec<(usize, f64)>,
 }
 
 /// A scrape's consumer (the endpoint, each adapter), with the series it has exposed so far.
@@ -107,6 +112,11 @@ fn figures(m: &Shared, exposure: &mut Exposure, top: usize) -> Option<ThreadFigu
     f.thread = m.thread_id;
     f.elapsed_ms = m.clock.now() - m.started;
     f.slow_io = m.slow_io.read();
+    let gc = m.gc.read();
+    let new = gc.count.saturating_sub(exposure.gc_seen).min(gc.recent.len() as u64) as usize;
+    exposure.gc_seen = gc.count;
+    f.gc_ended = gc.recent.iter().skip(gc.recent.len() - new).copied().collect();
+    f.gc = gc.by_kind;
     Some(f)
 }
 
@@ -171,6 +181,7 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
     let mut io_count = Family::new("rloop_slow_io_total", "rloop.slow_io", "{operation}", Counter, "I/O operations that took the I/O threshold or longer.");
     let mut io_time = Family::new("rloop_slow_io_seconds_total", "rloop.slow_io.duration", "s", Counter, "Time slow I/O operations took.");
     let mut io_errors = Family::new("rloop_slow_io_errors_total", "rloop.slow_io.errors", "{operation}", Counter, "Slow I/O operations that failed.");
+    let mut gc = Family::new("nodejs_gc_duration_seconds", "v8js.gc.duration", "s", Histogram, "Garbage collection duration by kind of GC.").with_buckets(&GC_BUCKETS);
     for t in threads {
         let thread = || ("thread", t.thread.to_string());
         let with_scope = |name: &str| vec![thread(), ("scope", name.to_owned())];
@@ -211,8 +222,22 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
             io_time.push(labels(), io.seconds);
             io_errors.push(labels(), io.errors as f64);
         }
+        for (kind, k) in GC_KINDS.iter().zip(&t.gc).filter(|(_, k)| k.count > 0) {
+            let labels = |more: Option<String>| {
+                let mut l = vec![thread(), ("kind", (*kind).to_owned())];
+                l.extend(more.map(|le| ("le", le)));
+                l
+            };
+            for (bound, n) in GC_BUCKETS.iter().zip(k.le) {
+                gc.samples.push(Sample { suffix: "_bucket", labels: labels(Some(bound.to_string())), value: n as f64 });
+            }
+            gc.samples.push(Sample { suffix: "_bucket", labels: labels(Some("+Inf".into())), value: k.count as f64 });
+            gc.samples.push(Sample { suffix: "_sum", labels: labels(None), value: k.seconds });
+            gc.samples.push(Sample { suffix: "_count", labels: labels(None), value: k.count as f64 });
+        }
+        gc.events.extend(t.gc_ended.iter().map(|&(kind, s)| Sample { suffix: "", labels: vec![thread(), ("kind", GC_KINDS[kind].to_owned())], value: s }));
     }
-    vec![elu, time, scope_elu, busy, calls, keys, folded, stalls, stall_len, stalled, io_count, io_time, io_errors]
+    vec![elu, time, scope_elu, busy, calls, keys, folded, stalls, stall_len, stalled, io_count, io_time, io_errors, gc]
 }
 
 #[cfg(test)]

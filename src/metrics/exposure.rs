@@ -28,6 +28,8 @@ pub struct Exposure {
     folded_count: u64,
     /// Stalls counted at the last read (to hand each ended stall's length on once).
     pub stalls_seen: u64,
+    /// Garbage collections counted at the last read (the same, for each collection).
+    pub gc_seen: u64,
 }
 
 /// One read's per-scope counters.

@@ -7,6 +7,7 @@
 mod collect;
 mod exposure;
 mod family;
+mod gc;
 #[cfg(test)]
 mod hold_bench;
 mod http;
@@ -18,4 +19,5 @@ mod server;
 mod slow_io;
 mod text;
 
+pub use gc::Gc;
 pub use slow_io::SlowIo;

@@ -84,6 +84,16 @@ impl MetricsReader {
     }
 }
 
+/// Garbage collections of monitored thread `thread_id`: kinds (index into `gc::KINDS`) and seconds, pairwise.
+#[napi(catch_unwind)]
+pub fn record_gc(thread_id: u32, kinds: Vec<u32>, seconds: Vec<f64>) {
+    if let Some(m) = crate::registry::find(thread_id) {
+        for (&kind, &s) in kinds.iter().zip(&seconds) {
+            m.gc.record(kind as usize, s);
+        }
+    }
+}
+
 /// One slow I/O operation of monitored thread `thread_id`: its type, ms taken, and whether it failed.
 #[napi(catch_unwind)]
 pub fn record_slow_io(thread_id: u32, kind: String, duration_ms: f64, failed: bool) {

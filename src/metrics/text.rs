@@ -81,6 +81,8 @@ mod tests {
             ended_ms: vec![120.0],
             stalled: Some(("spin".into(), 1234.0)),
             slow_io: vec![("http".into(), super::super::slow_io::IoTotal { count: 3, seconds: 2.5, errors: 1 })],
+            gc: [Default::default(), super::super::gc::KindTotals { count: 4, seconds: 0.012, le: [1, 4, 4, 4, 4, 4] }, Default::default(), Default::default()],
+            gc_ended: vec![(1, 0.003)],
         };
         let text = render(&families(&[t]));
         for line in [
@@ -98,8 +100,14 @@ mod tests {
             "rloop_stall_in_progress_seconds{thread=\"0\",scope=\"spin\"} 1.234",
             "rloop_slow_io_seconds_total{thread=\"0\",type=\"http\"} 2.5",
             "rloop_slow_io_errors_total{thread=\"0\",type=\"http\"} 1",
+            "# TYPE nodejs_gc_duration_seconds histogram",
+            "nodejs_gc_duration_seconds_bucket{thread=\"0\",kind=\"minor\",le=\"0.001\"} 1",
+            "nodejs_gc_duration_seconds_bucket{thread=\"0\",kind=\"minor\",le=\"+Inf\"} 4",
+            "nodejs_gc_duration_seconds_sum{thread=\"0\",kind=\"minor\"} 0.012",
+            "nodejs_gc_duration_seconds_count{thread=\"0\",kind=\"minor\"} 4",
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
         }
+        assert!(!text.contains("kind=\"major\""), "a kind never seen has no series");
     }
 }
