@@ -241,6 +241,8 @@ export interface LagEvent {
   scopes: { scope: string | null; key: string | null; ms: number }[];
   /** The stretch that was running when rloop started (zero-code: the app's start-up). */
   atStart: boolean;
+  /** The app's OpenTelemetry span active in the blocking code; null: none, or `stack` is not the blocker's. */
+  trace: Trace | null;
   /** In a report the addon finished itself (meta.incomplete): the stall was still going on; lagMs so far. */
   ongoing?: boolean;
   /** ms of the stall that were rloop starting the capture's CPU profile (unattributed, not the app's). */
@@ -265,6 +267,15 @@ export interface SlowIoEvent {
   stack: Frame[];
   scope: string | null;
   key: string | null;
+  /** The app's OpenTelemetry span active where the operation was issued, or null. */
+  trace: Trace | null;
+}
+
+/** An OpenTelemetry span's ids (W3C Trace Context), read from the app's @opentelemetry/api. */
+export interface Trace {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
 }
 
 export interface HeapStats {
@@ -393,6 +404,12 @@ export function renderHtml(report: Report): string;
 export function promClient(register?: object, options?: { topScopes?: number }): MetricsAdapter;
 /** rloop's metrics as observable instruments on `meterProvider` (or @opentelemetry/api's global one), the stall histogram as a Histogram. */
 export function otel(meterProvider?: object, options?: { topScopes?: number }): MetricsAdapter;
+/**
+ * The running monitor's stalls and slow I/O as OpenTelemetry log records on `loggerProvider` (or
+ * @opentelemetry/api-logs' global one), each linked to the span it happened in. TypeError
+ * without a running monitor.
+ */
+export function otelLogs(loggerProvider?: object): MetricsAdapter;
 /**
  * The live view of `rloop top`, of this process, in its terminal (both streams TTYs): keys s, p,
  * q; Ctrl-C ends it and raises SIGINT. `monitor`: the running one by default, else one started

@@ -78,6 +78,7 @@ module.exports = {
   renderHtml: (report) => require('./report/html').renderHtml(report),
   promClient: (register, options) => require('./metrics/prom-client').promClient(register, options),
   otel: (meterProvider, options) => require('./metrics/otel').otel(meterProvider, options),
+  otelLogs: (loggerProvider) => require('./logs/otel').otelLogs(active, loggerProvider),
   top: (options) => require('./top').top(options, { monitor, start }),
 };
 

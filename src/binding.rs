@@ -85,10 +85,11 @@ pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
 
 /// Gives the stall of thread `thread_id` that woke at `wake` the frames taken while it blocked,
 /// asked for and answered at these epoch ms, the thread having run `ran_ms` of CPU in between
-/// (`threadCpuMs`). False when that stall is over or has a stack already.
+/// (`threadCpuMs`), with the OpenTelemetry span active there or null. False when that stall is
+/// over or has a stack already.
 #[napi(catch_unwind)]
-pub fn stall_stack(thread_id: u32, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value) -> bool {
-    registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, asked, answered, ran_ms, frames))
+pub fn stall_stack(thread_id: u32, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value, trace: Value) -> bool {
+    registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, asked, answered, ran_ms, frames, trace))
 }
 
 /// Milliseconds of CPU monitored thread `thread_id` has used, or null.

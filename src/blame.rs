@@ -45,7 +45,7 @@ pub struct Blame {
 
 /// `other`: the scope that ran when the stack was asked for, if not the one charged.
 pub fn blame(start: f64, taken: Option<Taken>, other: Option<&str>) -> Blame {
-    let Some(Taken { asked, answered, ran_ms, frames }) = taken else { return Blame::default() };
+    let Some(Taken { asked, answered, ran_ms, frames, .. }) = taken else { return Blame::default() };
     let native = native_of(&frames);
     // Both: a thread descheduled waits without running; one that ran on while the answer
     // travelled back to the sampler answered promptly all the same.
@@ -76,7 +76,7 @@ mod tests {
 
     fn taken(asked: f64, answered: f64, url: &str) -> Option<Taken> {
         // As if the thread ran all along (a loaded machine's waits are tested in the JS tests).
-        Some(Taken { asked, answered, ran_ms: answered - asked, frames: json!([{ "functionName": "f", "url": url, "line": 1, "column": 1 }]) })
+        Some(Taken { asked, answered, ran_ms: answered - asked, frames: json!([{ "functionName": "f", "url": url, "line": 1, "column": 1 }]), trace: Value::Null })
     }
 
     #[test]

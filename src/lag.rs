@@ -32,6 +32,8 @@ pub struct Taken {
     /// running code that did not check for interrupts (the rest of a late answer is waiting).
     pub ran_ms: f64,
     pub frames: Value,
+    /// The OpenTelemetry span active where the stack was taken (`{ traceId, spanId, traceFlags }`), or null.
+    pub trace: Value,
 }
 
 /// A stall that has ended.
@@ -247,7 +249,7 @@ mod tests {
         assert!(!lag.watch(7, 100.0, 120.0));
         assert!(lag.watch(7, 100.0, 160.0), "noticed once past the threshold");
         assert!(!lag.watch(7, 100.0, 170.0), "and only once");
-        let taken = |frames: Value| Taken { asked: 160.0, answered: 161.0, ran_ms: 1.0, frames };
+        let taken = |frames: Value| Taken { asked: 160.0, answered: 161.0, ran_ms: 1.0, frames, trace: Value::Null };
         assert!(lag.attach_stack(100.0, taken(json!(["busy"]))));
         assert!(!lag.attach_stack(100.0, taken(json!(["late"]))), "the first stack wins");
         let stall = lag.stretch_ended(100.0, 3, 400.0).unwrap();

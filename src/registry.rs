@@ -201,7 +201,7 @@ mod tests {
         listen_for_stalls(8, Some(Box::new(move |wake| {
             n.store(wake.to_bits(), SeqCst);
             let now = clock.now();
-            s.attach_stack(wake, now, now + 1.0, 1.0, json!([{ "functionName": "spin" }]));
+            s.attach_stack(wake, now, now + 1.0, 1.0, json!([{ "functionName": "spin" }]), serde_json::Value::Null);
         })));
         register(shared.clone());
         let recording = shared.record(None);

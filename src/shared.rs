@@ -150,7 +150,10 @@ impl Shared {
         let name = |slot: usize| (slot != crate::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
         let (_, key) = agg.describe_slot(stall.slot);
         let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "unattributed code".into()));
+        let trace = stall.stack.as_ref().map_or(Value::Null, |t| t.trace.clone());
         let b = blame(stall.start, stall.stack, other.as_deref());
+        // The span of the code that blocked, only where the stack is known to be that code's.
+        let trace = if b.stack.is_some() { trace } else { Value::Null };
         // Who ran inside the stall, from the watch thread's samples (every few ms from half the threshold on).
         let sampled: u32 = stall.samples.iter().map(|(_, n)| n).sum();
         let mut scopes: Vec<Value> = stall
@@ -169,6 +172,7 @@ impl Shared {
             "key": key,
             "stack": b.stack,
             "stackFrom": from,
+            "trace": trace,
             "noticedAfterMs": stall.noticed_after_ms,
             "stackTakenAfterMs": b.taken_after_ms,
             "stackSeen": b.seen,
@@ -199,11 +203,12 @@ impl Shared {
 
     /// Frames of the code blocking the stall that woke at `wake`, from a stack sampler.
     /// `asked`/`answered` are epoch ms (`performance.timeOrigin + now()`, comparable across
-    /// threads); `ran_ms`, the CPU the monitored thread used from the question to the answer's arrival.
-    pub fn attach_stack(&self, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value) -> bool {
+    /// threads); `ran_ms`, the CPU the monitored thread used from the question to the answer's
+    /// arrival; `trace`, the OpenTelemetry span active there (js/trace.js) or null.
+    pub fn attach_stack(&self, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value, trace: Value) -> bool {
         let mut st = self.state.lock();
         let origin = st.agg.config().time_origin;
-        let taken = Taken { asked: asked - origin, answered: answered - origin, ran_ms, frames };
+        let taken = Taken { asked: asked - origin, answered: answered - origin, ran_ms, frames, trace };
         st.lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, taken))
     }
 

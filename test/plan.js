@@ -22,6 +22,7 @@ const AREAS = {
   auto: { timed: ['http', 'scopes', 'timers'], shared: [] },
   stalls: { timed: ['lag', 'stack-before'], shared: [] },
   io: { timed: ['io'], shared: [] },
+  logs: { timed: ['otel'], shared: [] },
   capture: { timed: ['capture', 'heap', 'partial'], shared: ['heap-startup'] },
   analyze: { timed: ['analyze'], shared: ['flame', 'packages', 'pprof'] },
   report: { timed: [], shared: ['browser', 'flame-browser', 'format', 'html'] },

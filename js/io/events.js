@@ -74,6 +74,7 @@ function slowEvent(rec, method, where, status, error, ms) {
   event.stack = frames(rec.stack);
   event.scope = rec.ctx?.scope ?? null;
   event.key = rec.ctx?.key ?? null;
+  event.trace = rec.trace ?? null;
   return event;
 }
 

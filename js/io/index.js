@@ -19,6 +19,7 @@ const { httpTarget, fetchTarget, failedTarget, hostPort, errorName, captureStack
 const { Pending } = require('./pending');
 const { Totals } = require('./totals');
 const { wakeAt, stopWaking } = require('../attribution/wakers');
+const { activeTrace } = require('../trace');
 
 const DEFAULT_THRESHOLD_MS = 500;
 const MAX_THRESHOLD_MS = 3600000;
@@ -70,11 +71,11 @@ function track(options) {
 
   /**
    * A record of an operation on `owner` (what DESCRIBE[type] names it from) starting now, with
-   * the stack below `top` if given; null once stopped.
+   * the stack below `top` if given, and the app's OpenTelemetry span active here; null once stopped.
    */
   function begin(type, top, owner) {
     if (stopped) return null;
-    const rec = { type, t0: now(), ctx: context(), owner };
+    const rec = { type, t0: now(), ctx: context(), trace: activeTrace(), owner };
     if (top !== undefined) captureStack(rec, top);
     if (pending.add(rec)) wakeAt(checkOverdue, rec.t0 + thresholdMs);
     return rec;
