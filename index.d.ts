@@ -291,6 +291,8 @@ export interface CaptureOptions {
   /** ms, or Infinity: until stop() or the process ends. Default 10 000. */
   durationMs?: number;
   profile?: boolean | { intervalUs?: number };
+  /** Sample allocations (V8's sampling heap profiler): bytes by function, and by scope with `profile`. */
+  heapProfile?: boolean | { samplingIntervalBytes?: number };
   heapStats?: boolean;
   /** Paths, or false; {pid}, {time} and {n} are filled in. The folder must exist and be writable (RangeError). */
   heapSnapshot?: string | false;
@@ -299,6 +301,8 @@ export interface CaptureOptions {
   cpuprofile?: string | false;
   /** The profile as gzipped pprof, samples labelled `scope`, `route`, `thread` (docs/cpu-profile.md). */
   pprof?: string | false;
+  /** The allocations sampled (heapProfile) as gzipped pprof, labelled `scope`, `route`, `thread`. */
+  heapPprof?: string | false;
 }
 
 /** Schema rloop-report/1: see docs/report-schema.md and schema/rloop-report-1.schema.json. */
@@ -312,7 +316,7 @@ export interface Report {
      * Present when the addon finished the report without the thread's JS (its loop blocked at a
      * signal, a worker terminated): why, and the parts only JS holds, left empty or null.
      */
-    incomplete?: { reason: string; missing: ('io' | 'heap' | 'profile')[] };
+    incomplete?: { reason: string; missing: ('io.aggregates' | 'heap' | 'profile' | 'heapProfile')[] };
     options: Record<string, unknown>;
   };
   elu: {
@@ -329,9 +333,28 @@ export interface Report {
     /** Memory as the app's start-up ended (the loop's first wake), when the capture began before the loop ran; else null. */
     startUp?: HeapStats | null;
   };
-  profile: null | { intervalUs: number; file: string | null; analysis: Analysis; flame: Flame };
+  profile: null | { intervalUs: number; file: string | null; pprof?: string | null; analysis: Analysis; flame: Flame };
+  /** With `heapProfile` (docs/heap.md): bytes allocated in the capture by function, and by scope with a CPU profile. */
+  heapProfile?: null | HeapProfile;
   /** Added by the Node-RED plugin: the nodes behind scopes named `node:<id>`. */
   nodered?: { nodes: Record<string, { name: string; type: string; flow: string; subflow?: string; messages?: number }> };
+}
+
+export interface HeapProfile {
+  samplingIntervalBytes: number;
+  /** The pprof written (heapPprof), or null. */
+  pprof: string | null;
+  /** Bytes allocated (V8's estimate from its samples), samples taken, and the bytes allocated for rloop itself (in no row below). */
+  bytes: number;
+  samples: number;
+  rloopBytes: number;
+  /** The top 20 allocating functions. */
+  functions: { functionName: string; url: string; line: number | null; column: number | null; bytes: number; percent: number; samples: number; package?: string }[];
+  /**
+   * By scope, from the CPU profile's samples in the same stacks: null without a CPU profile.
+   * `several`: bytes whose stacks ran in more than one scope; `unsampled`: in stacks the CPU profile never sampled.
+   */
+  scopes: null | { byScope: { scope: string | null; bytes: number; percent: number }[]; several: number; unsampled: number };
 }
 
 /** The profile's call tree, pruned (docs/report-schema.md): `value` in ms, the node and all under it. */

@@ -20,6 +20,8 @@ const ENV = {
   RLOOP_PROFILE_INTERVAL_US: 'CPU sampling interval (default 100)',
   RLOOP_CPUPROFILE: '.cpuprofile path (with RLOOP_PROFILE=1)',
   RLOOP_PPROF: 'pprof path: the profile gzipped, its samples labelled by scope (with RLOOP_PROFILE=1)',
+  RLOOP_HEAP_PROFILE: '1 to sample allocations during the capture: bytes by function and scope (default 0)',
+  RLOOP_HEAP_PPROF: 'pprof path of the allocations sampled (with RLOOP_HEAP_PROFILE=1)',
   RLOOP_HEAP_SNAPSHOT: 'heap snapshot path, taken when a timed capture ends',
   RLOOP_WINDOW_MS: 'ELU window (default 1000)',
   RLOOP_LAG_THRESHOLD: 'ms of blocked loop that make a stall (default 50); 0 turns lag off',
@@ -30,7 +32,7 @@ const ENV = {
 };
 
 // The variables that ask for a capture; with RLOOP_METRICS_PORT and none of them, none runs.
-const CAPTURE = ['RLOOP_DELAY', 'RLOOP_DURATION', 'RLOOP_JSON', 'RLOOP_HTML', 'RLOOP_PROFILE', 'RLOOP_PROFILE_INTERVAL_US', 'RLOOP_CPUPROFILE', 'RLOOP_PPROF', 'RLOOP_HEAP_SNAPSHOT'];
+const CAPTURE = ['RLOOP_DELAY', 'RLOOP_DURATION', 'RLOOP_JSON', 'RLOOP_HTML', 'RLOOP_PROFILE', 'RLOOP_PROFILE_INTERVAL_US', 'RLOOP_CPUPROFILE', 'RLOOP_PPROF', 'RLOOP_HEAP_PROFILE', 'RLOOP_HEAP_PPROF', 'RLOOP_HEAP_SNAPSHOT'];
 
 function integer(name, text) {
   if (!/^\d+$/.test(text)) throw new Error(`${name} must be a whole number, got ${JSON.stringify(text)}`);
@@ -66,6 +68,12 @@ function fromEnv(env) {
     if (get('RLOOP_CPUPROFILE')) capture.cpuprofile = get('RLOOP_CPUPROFILE');
     if (get('RLOOP_PPROF')) capture.pprof = get('RLOOP_PPROF');
   }
+  const heapProfile = get('RLOOP_HEAP_PROFILE') ?? '0';
+  if (!['0', '1'].includes(heapProfile)) throw new Error(`RLOOP_HEAP_PROFILE must be 0 or 1, got ${JSON.stringify(heapProfile)}`);
+  if (heapProfile === '1') {
+    capture.heapProfile = true;
+    if (get('RLOOP_HEAP_PPROF')) capture.heapPprof = get('RLOOP_HEAP_PPROF');
+  }
   if (get('RLOOP_HEAP_SNAPSHOT')) capture.heapSnapshot = get('RLOOP_HEAP_SNAPSHOT');
   if (get('RLOOP_WINDOW_MS')) start.windowMs = integer('RLOOP_WINDOW_MS', get('RLOOP_WINDOW_MS'));
   const lag = get('RLOOP_LAG_THRESHOLD');
@@ -96,7 +104,7 @@ function clusterPort(port) {
 // The variable an option comes from, to name it in messages.
 const VARIABLE_OF = {
   durationMs: 'RLOOP_DURATION', json: 'RLOOP_JSON', html: 'RLOOP_HTML', intervalUs: 'RLOOP_PROFILE_INTERVAL_US',
-  cpuprofile: 'RLOOP_CPUPROFILE', pprof: 'RLOOP_PPROF', heapSnapshot: 'RLOOP_HEAP_SNAPSHOT', windowMs: 'RLOOP_WINDOW_MS',
+  cpuprofile: 'RLOOP_CPUPROFILE', pprof: 'RLOOP_PPROF', heapPprof: 'RLOOP_HEAP_PPROF', heapSnapshot: 'RLOOP_HEAP_SNAPSHOT', windowMs: 'RLOOP_WINDOW_MS',
   lagThreshold: 'RLOOP_LAG_THRESHOLD', ioThreshold: 'RLOOP_IO_THRESHOLD', 'metrics.port': 'RLOOP_METRICS_PORT', 'metrics.token': 'RLOOP_METRICS_TOKEN',
 };
 

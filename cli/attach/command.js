@@ -30,6 +30,8 @@ const OPTIONS = {
   'heap-snapshot': { type: 'string' },
   'save-profile': { type: 'string' },
   'save-pprof': { type: 'string' },
+  'heap-profile': { type: 'boolean' },
+  'save-heap-pprof': { type: 'string' },
   json: { type: 'string' },
   html: { type: 'string' },
   compare: { type: 'string' },
@@ -75,6 +77,8 @@ function options(args) {
     heapSnapshot: out('heap-snapshot'),
     cpuprofile: out('save-profile'),
     pprof: out('save-pprof'),
+    heapProfile: Boolean(v['heap-profile']),
+    heapPprof: out('save-heap-pprof'),
     json: out('json'),
     html: out('html'),
     compare: v.compare,
@@ -121,6 +125,8 @@ async function captureOnce(conn, o, p) {
     heapSnapshot: o.heapSnapshot,
     cpuprofile: o.profile ? o.cpuprofile : false,
     pprof: o.profile ? o.pprof : false,
+    heapProfile: o.heapProfile,
+    heapPprof: o.heapProfile ? o.heapPprof : false,
     json: tmp, // the exit guard's partial report, should the target exit mid-capture
   };
   const end = Date.now() + o.durationMs;

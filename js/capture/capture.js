@@ -11,13 +11,15 @@ const { threadId } = require('node:worker_threads');
 const { epochMs, ORIGIN } = require('../clock');
 const heap = require('./heap');
 const profiler = require('./profile');
+const heapProfiler = require('./heap-profile');
+const { analyzeHeapProfile } = require('../analyze/heap-profile');
 const { study, frameOf } = require('../analyze');
 const { flameTree } = require('../analyze/flame');
 const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
 const { buildReport, reportFrame } = require('../report/build');
 const { renderJson } = require('../report/json');
-const { renderPprof } = require('../report/pprof');
+const { renderPprof, renderHeapPprof } = require('../report/pprof');
 const { expand, numberCapture, permitted, WRITTEN } = require('./options');
 const { version } = require('../../package.json');
 
@@ -51,6 +53,7 @@ class Capture {
   #timeline;
   #profile = null; // the running profile, once started
   #profileStart = null; // { at, ms }: when starting the profile held the loop (epoch ms), and how long
+  #heapProfile = null; // the running sampling heap profile, if asked and started
   #takeTimeline = null; // ends the profile's scope timeline and gives it
   #pprofContext = null; // renderPprof()'s options: the scope timeline on the profile's clock, routes, thread, clocks
   #unguard;
@@ -84,6 +87,13 @@ class Capture {
         inner.fail(new Error(`report not written: ${e.message}`, { cause: e }));
       }
     });
+    if (options.heapProfile) {
+      try {
+        this.#heapProfile = heapProfiler.start(options.heapProfile);
+      } catch (e) {
+        inner.fail(new Error(`no heap profile: ${e.message}`, { cause: e })); // the rest of the capture goes on
+      }
+    }
     this.#begun = this.#begin();
   }
 
@@ -112,13 +122,14 @@ class Capture {
   async #finish(reason) {
     await this.#begun.catch(() => {}); // a profiler that failed to start leaves no profile
     const profile = this.#profile ? await this.#profile.stop() : null;
-    const report = this.#collect(reason, profile);
+    const heapProfile = this.#heapProfile ? await this.#heapProfile.stop() : null;
+    const report = this.#collect(reason, profile, heapProfile);
     if (this.#o.heapSnapshot) {
       const path = expand(this.#o.heapSnapshot, this.#n, this.#start);
       await heap.captureHeapSnapshot(path);
       report.heap.snapshot = { path, bytes: fs.statSync(path).size };
     }
-    this.#write(report, profile);
+    this.#write(report, profile, heapProfile);
     if (profile) this.#monitor.emit('profile', { analysis: report.profile.analysis, profile });
     return report;
   }
@@ -142,8 +153,9 @@ class Capture {
     if (this.#finishing) return undefined;
     this.#finishing = true;
     const profile = this.#profile ? this.#profile.stopSync() : null;
-    const report = this.#collect(reason, profile);
-    this.#write(report, profile);
+    const heapProfile = this.#heapProfile ? this.#heapProfile.stopSync() : null;
+    const report = this.#collect(reason, profile, heapProfile);
+    this.#write(report, profile, heapProfile);
     return report;
   }
 
@@ -169,7 +181,7 @@ class Capture {
   }
 
   /** Stops collecting and assembles the report (no I/O). */
-  #collect(reason, profile) {
+  #collect(reason, profile, heapProfile) {
     // I/O that never returned is the slowest: what is still in flight past the threshold.
     for (const event of this.#inner.pendingIo()) this.#keepIo(event);
     this.#collecting = false;
@@ -209,7 +221,19 @@ class Capture {
           flame: flameTree(studied.measured),
         }
         : null,
+      heapProfile: heapProfile
+        ? {
+          samplingIntervalBytes: o.heapProfile.samplingIntervalBytes,
+          pprof: o.heapPprof ? expand(o.heapPprof, this.#n, this.#start) : null,
+          ...analyzeHeapProfile(heapProfile, { cpu: this.#cpuOf(profile) }),
+        }
+        : null,
     });
+  }
+
+  /** The CPU profile of this capture with its scope timeline, for the heap profile's scopes; null without one. */
+  #cpuOf(profile) {
+    return profile && this.#pprofContext ? { profile, scopeTimeline: this.#pprofContext.scopeTimeline } : null;
   }
 
   #meta(end, partial, reason) {
@@ -235,7 +259,7 @@ class Capture {
     const path = o.json ? expand(o.json, this.#n, this.#start) : o.html ? expand(o.html, this.#n, this.#start).replace(/\.html?$/i, '') + '.json' : null;
     if (path === null || !permitted(path)) return null;
     const known = { meta: this.#meta(this.#start, true, null), windowMs: this.#inner.options.windowMs, totalsBefore: this.#totalsBefore };
-    const c = { ...known, lag: this.#lagOptions(), io: this.#ioOptions(), heapStats: o.heapStats, profile: o.profile };
+    const c = { ...known, lag: this.#lagOptions(), io: this.#ioOptions(), heapStats: o.heapStats, profile: o.profile, heapProfile: o.heapProfile };
     return reportFrame(c, path, this.#monitor.listenerCount('error') > 0);
   }
 
@@ -252,7 +276,7 @@ class Capture {
     return studied;
   }
 
-  #write(report, profile) {
+  #write(report, profile, heapProfile) {
     const o = this.#o;
     const at = (name) => expand(o[name], this.#n, this.#start);
     const written = [];
@@ -264,6 +288,11 @@ class Capture {
     if (o.html) write(at('html'), require('../report/html').renderHtml(report));
     if (o.cpuprofile && profile) write(at('cpuprofile'), JSON.stringify(profile));
     if (o.pprof && profile) write(at('pprof'), renderPprof(profile, this.#pprofContext));
+    if (o.heapPprof && heapProfile) {
+      const { routes = new Set(), thread = threadId } = this.#pprofContext ?? {};
+      const span = { startMs: report.meta.start, endMs: report.meta.end };
+      write(at('heapPprof'), renderHeapPprof(heapProfile, { cpu: this.#cpuOf(profile), routes, thread, samplingIntervalBytes: o.heapProfile.samplingIntervalBytes, ...span }));
+    }
     if (written.length > 0) o[WRITTEN]?.(written);
   }
 }

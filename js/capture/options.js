@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const nodePath = require('node:path');
 const { pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const profiler = require('./profile');
+const heapProfiler = require('./heap-profile');
 const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('../validate');
 const { epochMs } = require('../clock');
 
@@ -12,14 +13,16 @@ const MAX_MS = 7 * 24 * 3600 * 1000; // a week: the longest capture or watch int
 const DEFAULTS = Object.freeze({
   durationMs: 10000,
   profile: false,
+  heapProfile: false,
   heapStats: true,
   heapSnapshot: false,
   json: false,
   html: false,
   cpuprofile: false,
   pprof: false,
+  heapPprof: false,
 });
-const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile', 'pprof'];
+const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile', 'pprof', 'heapPprof'];
 
 const PLACEHOLDERS = ['{pid}', '{time}', '{n}'];
 // Zero-code use (register/) is told the files a capture wrote, to say where the report went: a
@@ -81,6 +84,10 @@ function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
     throw new TypeError(`rloop: option 'profile' must be true, false or { intervalUs }, got ${describe(o.profile)}`);
   }
   if (o.profile !== false) o.profile = profiler.profileOptions(o.profile === true ? {} : o.profile);
+  if (typeof o.heapProfile !== 'boolean' && (o.heapProfile === null || typeof o.heapProfile !== 'object' || Array.isArray(o.heapProfile))) {
+    throw new TypeError(`rloop: option 'heapProfile' must be true, false or { samplingIntervalBytes }, got ${describe(o.heapProfile)}`);
+  }
+  if (o.heapProfile !== false) o.heapProfile = heapProfiler.heapProfileOptions(o.heapProfile === true ? {} : o.heapProfile);
   boolean('heapStats', o.heapStats);
   for (const name of PATHS) o[name] = pathOption(name, o[name]);
   // Not enumerable: the report's meta.options spreads these options, and this is none of them.

@@ -16,8 +16,9 @@ function profileOptions(options) {
 }
 
 /**
- * The answer to `method` on an in-process session. It comes synchronously (Node 20, 22 and 24,
- * main thread and workers), which lets a profile stop inside an 'exit' listener.
+ * The answer to `method` on an in-process session (this profiler's, and js/capture/heap-profile.js's).
+ * It comes synchronously (Node 20, 22 and 24, main thread and workers), which lets a profile
+ * stop inside an 'exit' listener.
  */
 function post(session, method, params) {
   let answer = null;
@@ -87,4 +88,4 @@ function onProfileClock({ transitions, routes }) {
   return { scopeTimeline, routes, offsetUs, epochOffsetUs: ORIGIN * 1000 - offsetUs };
 }
 
-module.exports = { start, profileOptions, profileClockOffsetUs, onProfileClock, DEFAULT_INTERVAL_US };
+module.exports = { start, post, profileOptions, profileClockOffsetUs, onProfileClock, DEFAULT_INTERVAL_US };

@@ -49,7 +49,7 @@ function lagSummary(windows) {
 /**
  * @param c what a capture collected: { meta, windowMs, totalsBefore, totalsAfter, windows,
  *   lag: { enabled, thresholdMs, events, dropped }, io: { enabled, thresholdMs, events, dropped,
- *   aggregates }, heap: { start, end, timeline, dropped, snapshot, startUp }, profile }
+ *   aggregates }, heap: { start, end, timeline, dropped, snapshot, startUp }, profile, heapProfile }
  */
 function buildReport(c) {
   const durationMs = c.meta.end - c.meta.start;
@@ -62,6 +62,7 @@ function buildReport(c) {
     io: c.io,
     heap: c.heap,
     profile: c.profile,
+    heapProfile: c.heapProfile,
   };
 }
 
@@ -71,11 +72,11 @@ function buildReport(c) {
  * the totals it starts from, where to write the JSON, what it will lack (what only JS holds)
  * and whether a failure to write it is said on stderr.
  * @param c as for buildReport, without what is collected: { meta, windowMs, totalsBefore,
- *   lag: { enabled, thresholdMs }, io: { enabled, thresholdMs }, heapStats, profile }
+ *   lag: { enabled, thresholdMs }, io: { enabled, thresholdMs }, heapStats, profile, heapProfile }
  */
 function reportFrame(c, path, say) {
   // Slow I/O events reach the addon as they come (src/recording.rs); the aggregates do not.
-  const missing = [c.io.enabled && 'io.aggregates', c.heapStats && 'heap', c.profile && 'profile'].filter(Boolean);
+  const missing = [c.io.enabled && 'io.aggregates', c.heapStats && 'heap', c.profile && 'profile', c.heapProfile && 'heapProfile'].filter(Boolean);
   const report = {
     schema: SCHEMA,
     meta: { ...c.meta, durationMs: 0 },
@@ -84,6 +85,7 @@ function reportFrame(c, path, say) {
     io: { ...c.io, events: [], dropped: 0, aggregates: [] },
     heap: null,
     profile: null,
+    heapProfile: null,
   };
   return { report, totalsBefore: c.totalsBefore, path, missing, say };
 }

@@ -21,9 +21,10 @@ const cpu = require('./sections/cpu');
 const io = require('./sections/io');
 const lag = require('./sections/lag');
 const memory = require('./sections/memory');
+const allocations = require('./sections/allocations');
 const capture = require('./sections/capture');
 
-const SECTIONS = [diagnosis, elu, nodered, cpu, io, lag, memory, capture]; // capture last: it lists what the others capped
+const SECTIONS = [diagnosis, elu, nodered, cpu, io, lag, memory, allocations, capture]; // capture last: it lists what the others capped
 const SCRIPT = `(${client})((${flameModel})(), ${flameClient});`;
 const CSP = [
   "default-src 'none'",
