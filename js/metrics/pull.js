@@ -1,33 +1,36 @@
 'use strict';
-// CPU profiles pulled over the metrics endpoint, in Go's convention (GET
-// /debug/pprof/profile?seconds=N: go tool pprof, Grafana Alloy's pyroscope.scrape, Parca). The
-// server thread (src/metrics/pull.rs) asks this thread for one; it is taken as a capture's
-// profile is, labelled by scope, and handed back as pprof. Nothing here may throw into the app:
-// every failure is an answer to the client.
+// Profiles pulled over the metrics endpoint, in Go's convention (GET
+// /debug/pprof/profile?seconds=N for CPU, /debug/pprof/heap?seconds=N for allocations: go tool
+// pprof, Grafana Alloy's pyroscope.scrape, Parca). The server thread (src/metrics/pull.rs) asks
+// this thread for one; it is taken as a capture's is, labelled by scope (a heap profile through
+// a CPU profile of the same seconds, js/analyze/heap-profile.js), and handed back as pprof.
+// Nothing here may throw into the app: every failure is an answer to the client.
 
 const { threadId } = require('node:worker_threads');
 const { setTimeout } = require('../clock');
 const native = require('../native');
 const profiler = require('../capture/profile');
-const { renderPprof } = require('../report/pprof');
+const heapProfiler = require('../capture/heap-profile');
+const { epochMs } = require('../clock');
+const { renderPprof, renderHeapPprof } = require('../report/pprof');
 
 // How late after the ask the loop may start a profile: past it the client has been told
 // (or soon will be) that none came, and a profile nobody waits for would cost the app for nothing.
 const START_WITHIN_MS = 5000;
 
 /**
- * The function the server thread calls with `[id, seconds, asked]` (`asked`: its
- * native.monotonicMs()): it answers through `answer(id, status, contentType, body)`.
+ * The function the server thread calls with `[id, kind, seconds, asked]` (`kind` 0 CPU, 1 heap;
+ * `asked`: its native.monotonicMs()): it answers through `answer(id, status, contentType, body)`.
  * `recordTimeline()`: the monitor's scope timeline (js/monitor.js).
  */
 function pullProfiles(answer, recordTimeline) {
   let taking = false;
   const fail = (id, status, why) => answer(id, status, 'text/plain; charset=utf-8', Buffer.from(`rloop: ${why}\n`));
-  return ([id, seconds, asked]) => {
+  return ([id, kind, seconds, asked]) => {
     if (native.monotonicMs() - asked > START_WITHIN_MS) return fail(id, '503 Service Unavailable', 'the event loop was blocked: the profile could not start in time');
     if (taking) return fail(id, '409 Conflict', 'a profile is being taken; one at a time');
     taking = true;
-    take(seconds, recordTimeline).then(
+    take(kind === 1, seconds, recordTimeline).then(
       (pprof) => answer(id, '200 OK', 'application/octet-stream', pprof),
       (e) => fail(id, '500 Internal Server Error', `no profile: ${e.message}`),
     ).finally(() => { taking = false; });
@@ -35,20 +38,27 @@ function pullProfiles(answer, recordTimeline) {
   };
 }
 
-/** A profile of this thread over `seconds`, as gzipped pprof labelled by scope. */
-async function take(seconds, recordTimeline) {
+/** A CPU profile (or with `heap`, a heap profile) of this thread over `seconds`, as gzipped pprof labelled by scope. */
+async function take(heap, seconds, recordTimeline) {
+  const startMs = epochMs();
   const takeTimeline = recordTimeline();
   let running;
+  let heapRunning = null;
   try {
+    if (heap) heapRunning = heapProfiler.start({});
     running = await profiler.start({ intervalUs: profiler.DEFAULT_INTERVAL_US });
   } catch (e) {
+    heapRunning?.stopSync();
     takeTimeline();
     throw e;
   }
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000).unref());
+  const heapProfile = heapRunning?.stopSync();
   const profile = await running.stop();
   const { scopeTimeline, routes, epochOffsetUs } = profiler.onProfileClock(takeTimeline());
-  return renderPprof(profile, { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: profiler.DEFAULT_INTERVAL_US });
+  if (!heap) return renderPprof(profile, { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: profiler.DEFAULT_INTERVAL_US });
+  const span = { startMs, endMs: epochMs() };
+  return renderHeapPprof(heapProfile, { cpu: { profile, scopeTimeline }, routes, thread: threadId, samplingIntervalBytes: heapProfiler.DEFAULT_INTERVAL_BYTES, ...span });
 }
 
 module.exports = { pullProfiles };

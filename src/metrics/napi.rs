@@ -10,8 +10,8 @@ use napi_derive::napi;
 use super::server::{Routes, Server};
 use super::{collect, http, pull, text};
 
-/// Asked for a profile as `[id, seconds, asked]`, `asked` in `monotonicMs()`; weak, so it never
-/// keeps a process alive.
+/// Asked for a profile as `[id, kind, seconds, asked]`, `kind` 0 CPU or 1 heap, `asked` in
+/// `monotonicMs()`; weak, so it never keeps a process alive.
 type OnProfile = ThreadsafeFunction<Vec<f64>, Unknown<'static>, Vec<f64>, Status, false, true>;
 
 /// The endpoint, serving every monitored thread of the process. Closed by `close()` or when
@@ -25,16 +25,16 @@ pub struct MetricsServer {
 impl MetricsServer {
     /// Listens on `host`:`port` (0: any free port) and answers GET `path` with the top
     /// `top_scopes` scopes of each thread, every request needing `token` where given; with
-    /// `on_profile`, GET /debug/pprof/profile calls it with `[id, seconds, asked]`, and `answer(id, …)`
-    /// responds. Options as validated by js/metrics/options.js.
+    /// `on_profile`, GET /debug/pprof/profile and /debug/pprof/heap call it (see `OnProfile`),
+    /// and `answer(id, …)` responds. Options as validated by js/metrics/options.js.
     #[napi(constructor, catch_unwind)]
     pub fn new(host: String, port: u32, path: String, top_scopes: u32, token: Option<String>, on_profile: Option<OnProfile>) -> Result<Self> {
         let fail = |e: &dyn std::fmt::Display| Error::from_reason(format!("rloop: metrics: cannot listen on {host}:{port}: {e}"));
         let addr = (host.as_str(), port as u16).to_socket_addrs().map_err(|e| fail(&e))?.next().ok_or_else(|| fail(&"no address"))?;
         let reader = collect::Reader::new(top_scopes as usize);
         let pull = on_profile.map(|f| pull::Pull {
-            ask: Box::new(move |id, seconds| {
-                f.call(vec![f64::from(id), f64::from(seconds), crate::clock::monotonic_ms()], ThreadsafeFunctionCallMode::NonBlocking);
+            ask: Box::new(move |id, kind, seconds| {
+                f.call(vec![f64::from(id), f64::from(kind), f64::from(seconds), crate::clock::monotonic_ms()], ThreadsafeFunctionCallMode::NonBlocking);
             }),
             slack: pull::SLACK,
         });

@@ -1,7 +1,8 @@
 //! Profiles pulled over the metrics endpoint, in Go's convention (`GET
-//! /debug/pprof/profile?seconds=N`, what `go tool pprof`, Grafana Alloy and Parca fetch): the
-//! server thread asks the monitored thread's JS to take one (`Ask`) and holds the connection
-//! until JS gives the response (`Answers`) or the wait ends. One profile at a time.
+//! /debug/pprof/profile?seconds=N` for CPU, `/debug/pprof/heap?seconds=N` for allocations: what
+//! `go tool pprof`, Grafana Alloy and Parca fetch): the server thread asks the monitored
+//! thread's JS to take one and holds the connection until JS gives the response (`Answers`) or
+//! the wait ends. One profile at a time, of either kind.
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -11,17 +12,19 @@ use parking_lot::Mutex;
 
 use super::poll::{self, Stream};
 
-pub const PATH: &str = "/debug/pprof/profile";
+/// The paths, by kind: the index is the kind JS is asked for.
+pub const PATHS: [&str; 2] = ["/debug/pprof/profile", "/debug/pprof/heap"];
 pub const DEFAULT_SECONDS: u32 = 30;
 pub const MAX_SECONDS: u32 = 300;
 /// Beyond the profile's seconds, how long the response may take: the loop must be free to
 /// start the profile and, after it, to encode it.
 pub const SLACK: Duration = Duration::from_secs(15);
 
-/// How profiles are taken: `ask(id, seconds)` asks the monitored thread for one, whose answer
-/// comes through `Answers::give` with the same id, or a 503 once `slack` past its seconds.
+/// How profiles are taken: `ask(id, kind, seconds)` asks the monitored thread for one (`kind`:
+/// the index of its path in `PATHS`), whose answer comes through `Answers::give` with the same
+/// id, or a 503 once `slack` past its seconds.
 pub struct Pull {
-    pub ask: Box<dyn Fn(u32, u32) + Send>,
+    pub ask: Box<dyn Fn(u32, u32, u32) + Send>,
     pub slack: Duration,
 }
 

@@ -96,7 +96,8 @@ struct Connection {
 enum Reply {
     More,
     Now(Arc<Vec<u8>>),
-    Profile(u32),
+    /// Of this kind (an index into `pull::PATHS`), over these seconds.
+    Profile(u32, u32),
 }
 
 /// The server thread's state between turns.
@@ -191,14 +192,14 @@ impl State<'_> {
                 match self.respond(&c.request, body) {
                     Reply::More => {}
                     Reply::Now(response) => c.response = Some((response, 0)),
-                    Reply::Profile(seconds) => {
+                    Reply::Profile(kind, seconds) => {
                         self.pulls = self.pulls.wrapping_add(1);
                         let Some(pull) = &self.routes.pull else { return None };
                         let until = c.opened + Duration::from_secs(seconds.into()) + pull.slack;
                         self.pulling = Some((self.pulls, until));
                         c.waiting = Some(self.pulls);
                         c.until = until;
-                        (pull.ask)(self.pulls, seconds);
+                        (pull.ask)(self.pulls, kind, seconds);
                     }
                 }
             }
@@ -235,7 +236,8 @@ impl State<'_> {
                 return Reply::Now(http::response("401 Unauthorized", "text/plain; charset=utf-8", "WWW-Authenticate: Bearer\r\n", b"rloop: a token is needed\n", false));
             }
         }
-        let pulled = routes.pull.is_some() && head.path == pull::PATH;
+        let kind = routes.pull.as_ref().and_then(|_| pull::PATHS.iter().position(|p| *p == head.path));
+        let pulled = kind.is_some();
         if head.path != routes.path && !pulled {
             return Reply::Now(http::plain("404 Not Found"));
         }
@@ -246,7 +248,7 @@ impl State<'_> {
             return match pull::seconds(head.query) {
                 Err(why) => Reply::Now(http::refusal("400 Bad Request", &why)),
                 Ok(_) if self.pulling.is_some() => Reply::Now(http::refusal("409 Conflict", "rloop: a profile is being taken; one at a time")),
-                Ok(seconds) => Reply::Profile(seconds),
+                Ok(seconds) => Reply::Profile(kind.unwrap_or_default() as u32, seconds),
             };
         }
         let rendered = body.get_or_insert_with(|| {
@@ -333,10 +335,10 @@ mod tests {
     }
 
     /// A server whose profiles are asked on a channel (id, seconds) and answered by the test.
-    fn pulling(slack: Duration) -> (Arc<Server>, mpsc::Receiver<(u32, u32)>) {
+    fn pulling(slack: Duration) -> (Arc<Server>, mpsc::Receiver<(u32, u32, u32)>) {
         let (tx, rx) = mpsc::channel();
         let tx = parking_lot::Mutex::new(tx);
-        let pull = pull::Pull { ask: Box::new(move |id, seconds| tx.lock().send((id, seconds)).unwrap()), slack };
+        let pull = pull::Pull { ask: Box::new(move |id, kind, seconds| tx.lock().send((id, kind, seconds)).unwrap()), slack };
         let routes = Routes { pull: Some(pull), ..scrapes("/m", Box::new(|| "x 1\n".into())) };
         (Arc::new(Server::bind("127.0.0.1:0".parse().unwrap(), routes).unwrap()), rx)
     }
@@ -346,9 +348,9 @@ mod tests {
         let (server, asked) = pulling(pull::SLACK);
         let addr = server.addr();
         let first = std::thread::spawn(move || get(addr, b"GET /debug/pprof/profile?seconds=2 HTTP/1.1\r\n\r\n"));
-        let (id, seconds) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
-        assert_eq!(seconds, 2);
-        let busy = get(addr, b"GET /debug/pprof/profile HTTP/1.1\r\n\r\n");
+        let (id, kind, seconds) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!((kind, seconds), (0, 2));
+        let busy = get(addr, b"GET /debug/pprof/heap HTTP/1.1\r\n\r\n");
         assert!(busy.starts_with("HTTP/1.1 409") && busy.contains("one at a time"), "{busy}");
         assert!(get(addr, b"GET /debug/pprof/profile?seconds=0 HTTP/1.1\r\n\r\n").contains("from 1 to 300"));
         assert!(get(addr, b"HEAD /debug/pprof/profile HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
@@ -357,8 +359,9 @@ mod tests {
         server.answer(id, http::response("200 OK", "application/octet-stream", "", b"pprof", false));
         let got = first.join().unwrap();
         assert!(got.starts_with("HTTP/1.1 200") && got.ends_with("pprof"), "{got}");
-        let second = std::thread::spawn(move || get(addr, b"GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n\r\n"));
-        let (id, _) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
+        let second = std::thread::spawn(move || get(addr, b"GET /debug/pprof/heap?seconds=1 HTTP/1.1\r\n\r\n"));
+        let (id, kind, _) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(kind, 1, "the heap's");
         server.answer(id, http::plain("204 No Content"));
         assert!(second.join().unwrap().starts_with("HTTP/1.1 204"), "the next one, once the first is answered");
     }
@@ -371,10 +374,10 @@ mod tests {
         let late = get(addr, b"GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n\r\n");
         assert!(late.starts_with("HTTP/1.1 503") && late.contains("blocked"), "{late}");
         assert!(started.elapsed() >= Duration::from_millis(1300), "held for its seconds and slack: {:?}", started.elapsed());
-        let (id, _) = asked.recv().unwrap();
+        let (id, _, _) = asked.recv().unwrap();
         server.answer(id, http::plain("200 OK")); // too late: nobody waits
         let next = std::thread::spawn(move || get(addr, b"GET /debug/pprof/profile?seconds=1 HTTP/1.1\r\n\r\n"));
-        let (id, _) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
+        let (id, _, _) = asked.recv_timeout(Duration::from_secs(5)).unwrap();
         server.answer(id, http::plain("204 No Content"));
         assert!(next.join().unwrap().starts_with("HTTP/1.1 204"));
     }

@@ -31,8 +31,9 @@ function allocShared() {
   return Array.from({ length: 500 }, (_, i) => [i]).length;
 }
 // One stack of the app's for two scopes: what it allocates cannot be told apart by stack.
+// Enough work that the CPU profile samples it in both.
 function allocSameStack() {
-  return Array.from({ length: 300 }, (_, i) => ({ i })).length;
+  return Array.from({ length: 2000 }, (_, i) => ({ i })).length;
 }
 const inScope = (name) => rloop.scope(name, () => allocSameStack());
 

@@ -1,7 +1,7 @@
 'use strict';
-// CPU profiles pulled from the metrics endpoint in Go's convention, by the real consumer:
-// `go tool pprof http://…/debug/pprof/profile?seconds=N` (Debian golang-go) fetches a profile
-// labelled by scope. One at a time, bounded seconds, clear 4xx otherwise; a token where set,
+// Profiles pulled from the metrics endpoint in Go's convention, by the real consumer:
+// `go tool pprof http://…/debug/pprof/profile?seconds=N` (and /heap) (Debian golang-go)
+// fetches a profile labelled by scope. One at a time, bounded seconds, clear 4xx otherwise; a token where set,
 // kept out of reports; a loop blocked past the ask is a 503, not a profile nobody waits for.
 
 const { test, before, after } = require('node:test');
@@ -23,11 +23,13 @@ const APP = `
 const rloop = require(${JSON.stringify(path.resolve(__dirname, '..', '..'))});
 const spinAlpha = (ms) => { const end = performance.now() + ms; while (performance.now() < end); };
 const spinBeta = (ms) => { const end = performance.now() + ms; while (performance.now() < end); };
+function allocAlpha() { return Array.from({ length: 2000 }, (_, i) => ({ i })).length; }
+function allocBeta() { return Array.from({ length: 700 }, (_, i) => ({ i })).length; }
 const metrics = JSON.parse(process.argv[2]);
 const mon = rloop.start({ metrics: { port: 0, ...metrics } });
 setInterval(() => {
-  rloop.scope('alpha', () => spinAlpha(3));
-  rloop.scope('beta', () => spinBeta(1));
+  rloop.scope('alpha', () => spinAlpha(3) ?? allocAlpha());
+  rloop.scope('beta', () => spinBeta(1) ?? allocBeta());
 }, 10);
 process.on('message', (m) => {
   if (m === 'block') { process.send('blocking'); spinAlpha(6000); }
@@ -75,11 +77,20 @@ test('go tool pprof fetches a profile of the asked seconds, labelled by scope', 
   assert.doesNotMatch(top, /spinBeta/);
 });
 
+test('go tool pprof fetches a heap profile: allocations labelled by scope', { timeout: 60_000 }, async () => {
+  const tags = await pprof('-sample_index=alloc_space', '-tags', plain.url('/debug/pprof/heap?seconds=2'));
+  assert.match(tags, /scope: Total/);
+  assert.match(tags, /: alpha$/m);
+  const top = await pprof('-sample_index=alloc_space', '-top', '-tagfocus=scope=alpha', plain.url('/debug/pprof/heap?seconds=1'));
+  assert.match(top, /allocAlpha/);
+  assert.doesNotMatch(top, /allocBeta/);
+});
+
 test('one at a time, bounded seconds, GET only: a clear 4xx otherwise', { timeout: 30_000 }, async () => {
   const first = fetch(plain.url('/debug/pprof/profile?seconds=2'));
   await new Promise((r) => setTimeout(r, 300));
-  const busy = await fetch(plain.url('/debug/pprof/profile?seconds=1'));
-  assert.equal(busy.status, 409);
+  const busy = await fetch(plain.url('/debug/pprof/heap?seconds=1'));
+  assert.equal(busy.status, 409, 'one at a time, of either kind');
   assert.match(await busy.text(), /one at a time/);
   for (const q of ['seconds=0', 'seconds=301', 'seconds=2.5', 'seconds=x']) {
     const r = await fetch(plain.url(`/debug/pprof/profile?${q}`));
@@ -87,6 +98,7 @@ test('one at a time, bounded seconds, GET only: a clear 4xx otherwise', { timeou
     assert.match(await r.text(), /seconds must be a whole number from 1 to 300/);
   }
   assert.equal((await fetch(plain.url('/debug/pprof/profile'), { method: 'HEAD' })).status, 405);
+  assert.equal((await fetch(plain.url('/debug/pprof/heap?seconds=0'))).status, 400);
   assert.equal((await fetch(plain.url('/metrics'))).status, 200, 'scrapes are answered meanwhile');
   const done = await first;
   assert.equal(done.status, 200);
