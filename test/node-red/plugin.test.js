@@ -95,7 +95,8 @@ for (const rt of RUNTIMES) {
           const work = measuredPoints(spent, ws, ids);
           const got = Object.fromEntries(ids.map((id) => [id, Number(points(ws, id).toFixed(2))]));
           // Above the work by no more than the main thread's wait for a CPU around it.
-          const waited = lostPoints((await http('GET', '/fixture/lost')).body, ws[0].start, ws.at(-1).end, ws.reduce((sum, w) => sum + w.durationMs, 0));
+          const spanMs = ws.reduce((sum, w) => sum + w.durationMs, 0);
+          const waited = lostPoints((await http('GET', '/fixture/lost')).body, ws[0].start, ws.at(-1).end, spanMs);
           t.diagnostic(`ELU points (nominal, the work measured → the plugin; CPU wait ${waited.toFixed(2)}): ${ids.map((id) => `${id} ${expected[id]}, ${work[id]}→${got[id]}`).join('; ')}`);
           const off = ids.filter((id) => got[id] < work[id] - TOLERANCE || got[id] > work[id] + waited + TOLERANCE);
           assert.deepEqual(off, [], `ELU points, the work measured ${JSON.stringify(work)} (CPU wait around it ${waited.toFixed(2)})\nthe plugin ${JSON.stringify(got)}`);
@@ -114,9 +115,13 @@ for (const rt of RUNTIMES) {
             if (halves[i + 1][0] > ws[0].start && halves[i + 1][0] <= ws.at(-1).end) own.push(halves[i][1] + halves[i + 1][1]);
           }
           // By the windows' median: on a loaded machine a window of one or two messages may hold a
-          // descheduled one (p50 17 and 47 ms seen where the work measured 10).
+          // descheduled one (p50 17 and 47 ms seen where the work measured 10). Above the work by
+          // no more than the wait for a CPU around it: all of it spread on A's messages is their
+          // mean excess at most, and a median is at most twice the mean of what is not negative.
           const ownMs = median(own);
-          assert.ok(Math.abs(median(fa.map((n) => n.p50Ms)) - ownMs) <= 1.5, `A's work measured ${ownMs} ms a message: ${JSON.stringify(fa)}`);
+          const waitPerMessage = (waited / 100) * spanMs / Math.max(1, own.length);
+          const p50 = median(fa.map((n) => n.p50Ms));
+          assert.ok(p50 >= ownMs - 1.5 && p50 <= ownMs + 1.5 + 2 * waitPerMessage, `A's work measured ${ownMs} ms a message (CPU wait ${waitPerMessage.toFixed(2)} ms a message): ${JSON.stringify(fa)}`);
           assert.match(fa[0].worst[0].msgid, /^[0-9a-f]{16}$/);
           const served = ws.reduce((s, w) => s + (w.nodes.hin?.messages ?? 0), 0);
           assert.ok(Math.abs(served - inSpan(spent.fh)) <= Math.max(2, 0.2 * inSpan(spent.fh)), `http in: one message a request (${served}, H ran ${inSpan(spent.fh)})`);
@@ -168,7 +173,8 @@ for (const rt of RUNTIMES) {
       const KEYED = 20;
       await withNodeRed({ node, nodeRed, flows: burstFlows(BURST, 1), settings: { rloop: { windowMs: 250, keyed: KEYED } } }, async (http) => {
         await windows(http, 1);
-        const charged = async () => (await http('GET', '/rloop/history')).body.windows.map((w) => w.nodes.bsink).filter((n) => n !== undefined);
+        const charged = async () => (await http('GET', '/rloop/history')).body.windows.filter((w) => w.nodes.bsink !== undefined)
+          .map((w) => ({ ...w.nodes.bsink, window: { start: w.start, end: w.end, durationMs: w.durationMs } }));
         const received = async () => (await charged()).reduce((s, n) => s + n.messages, 0);
         for (let i = 1; i <= 2; i++) {
           assert.equal((await http('POST', '/inject/bin')).status, 200);
@@ -182,8 +188,12 @@ for (const rt of RUNTIMES) {
         // + 1: the message running as a window closes is timed in both (its key has time in each).
         for (const n of sink) assert.ok(n.keyed <= KEYED + 1, `${n.keyed} of ${n.messages} messages keyed: ${JSON.stringify(sink)}`);
         // Each window's messages are those its busy time is of: the 1 ms spin and Node-RED's
-        // delivery, several ms for the first (compiled) and on a loaded machine.
-        for (const n of all) assert.ok(n.busyMs >= 0.9 * n.messages - 2 && n.busyMs <= 10 * n.messages + 20, `${n.busyMs} ms for ${n.messages} messages: ${JSON.stringify(all)}`);
+        // delivery, several ms for the first (compiled), and the main thread's wait for a CPU.
+        const lost = (await http('GET', '/fixture/lost')).body;
+        for (const { window: w, ...n } of all) {
+          const waitedMs = (lostPoints(lost, w.start, w.end, w.durationMs) / 100) * w.durationMs;
+          assert.ok(n.busyMs >= 0.9 * n.messages - 2 && n.busyMs <= 10 * n.messages + 20 + waitedMs, `${n.busyMs} ms for ${n.messages} messages (CPU wait ${waitedMs.toFixed(1)} ms): ${JSON.stringify(all)}`);
+        }
         assert.ok(sink.reduce((s, n) => s + n.keyed, 0) >= 2 * KEYED, JSON.stringify(sink));
       });
     });
