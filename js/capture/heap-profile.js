@@ -5,7 +5,7 @@
 // kept, so the profile shows what was allocated (the churn a GC pays for), not what is live.
 
 const { integerIn, plainObject, knownOnly } = require('../validate');
-const { post } = require('./profile');
+const { onSession } = require('./profile');
 
 const DEFAULT_INTERVAL_BYTES = 32768; // V8's default
 const INTERVAL_LIMITS = [1024, 1 << 30];
@@ -23,35 +23,8 @@ function heapProfileOptions(options) {
  */
 function start(options) {
   const { samplingIntervalBytes } = heapProfileOptions(options);
-  const { Session } = require('node:inspector'); // throws where Node has no inspector
-  const session = new Session();
-  session.connect();
-  try {
-    post(session, 'HeapProfiler.enable');
-    post(session, 'HeapProfiler.startSampling', {
-      samplingInterval: samplingIntervalBytes,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
-    });
-  } catch (e) {
-    session.disconnect();
-    throw e;
-  }
-  let outcome = null;
-  const stopSync = () => {
-    if (outcome === null) {
-      try {
-        outcome = { profile: post(session, 'HeapProfiler.stopSampling').profile };
-      } catch (error) {
-        outcome = { error };
-      } finally {
-        session.disconnect();
-      }
-    }
-    if (outcome.error) throw outcome.error;
-    return outcome.profile;
-  };
-  return { stop: async () => stopSync(), stopSync };
+  const sampling = { samplingInterval: samplingIntervalBytes, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+  return onSession([['HeapProfiler.enable'], ['HeapProfiler.startSampling', sampling]], 'HeapProfiler.stopSampling');
 }
 
 module.exports = { start, heapProfileOptions, DEFAULT_INTERVAL_BYTES };

@@ -16,9 +16,8 @@ function profileOptions(options) {
 }
 
 /**
- * The answer to `method` on an in-process session (this profiler's, and js/capture/heap-profile.js's).
- * It comes synchronously (Node 20, 22 and 24, main thread and workers), which lets a profile
- * stop inside an 'exit' listener.
+ * The answer to `method` on an in-process session. It comes synchronously (Node 20, 22 and 24,
+ * main thread and workers), which lets a profile stop inside an 'exit' listener.
  */
 function post(session, method, params) {
   let answer = null;
@@ -38,28 +37,41 @@ function post(session, method, params) {
  */
 async function start(options) {
   const { intervalUs } = profileOptions(options);
-  const { Session } = require('node:inspector'); // throws where Node has no inspector
   markers.compile(); // before the profile starts: not the app's time
+  const running = onSession(
+    [['Profiler.enable'], ['Profiler.setSamplingInterval', { interval: intervalUs }], ['Profiler.start']],
+    'Profiler.stop',
+    markers.unmark,
+  );
+  markers.mark();
+  return running;
+}
+
+/**
+ * A profiler on a new in-process session: posts each of `starting` (`[method, params]`), and
+ * gives `{ stop(), stopSync() }`, both the `profile` of the answer to `stopping` (the same one on
+ * repeated calls), ending the session; `stopped()` runs once then. Throws, the session ended,
+ * where a start fails or Node has no inspector.
+ */
+function onSession(starting, stopping, stopped = () => {}) {
+  const { Session } = require('node:inspector');
   const session = new Session();
   session.connect();
   try {
-    post(session, 'Profiler.enable');
-    post(session, 'Profiler.setSamplingInterval', { interval: intervalUs });
-    post(session, 'Profiler.start');
+    for (const [method, params] of starting) post(session, method, params);
   } catch (e) {
     session.disconnect();
     throw e;
   }
-  markers.mark();
   let outcome = null; // { profile } or { error }, once stopped
   const stopSync = () => {
     if (outcome === null) {
       try {
-        outcome = { profile: post(session, 'Profiler.stop').profile };
+        outcome = { profile: post(session, stopping).profile };
       } catch (error) {
         outcome = { error };
       } finally {
-        markers.unmark();
+        stopped();
         session.disconnect();
       }
     }
@@ -88,4 +100,4 @@ function onProfileClock({ transitions, routes }) {
   return { scopeTimeline, routes, offsetUs, epochOffsetUs: ORIGIN * 1000 - offsetUs };
 }
 
-module.exports = { start, post, profileOptions, profileClockOffsetUs, onProfileClock, DEFAULT_INTERVAL_US };
+module.exports = { start, onSession, profileOptions, profileClockOffsetUs, onProfileClock, DEFAULT_INTERVAL_US };
