@@ -24,7 +24,7 @@ const AREAS = {
   io: { timed: ['io'], shared: [] },
   logs: { timed: ['otel'], shared: [] },
   capture: { timed: ['capture', 'heap', 'partial'], shared: ['heap-profile', 'heap-startup'] },
-  analyze: { timed: ['analyze'], shared: ['flame', 'packages', 'pprof'] },
+  analyze: { timed: ['analyze', 'packages'], shared: ['flame', 'pprof'] },
   report: { timed: [], shared: ['browser', 'flame-browser', 'format', 'html'] },
   metrics: { timed: ['adapters', 'endpoint', 'prometheus'], shared: ['gc', 'pull', 'ranking'] },
   attach: { timed: ['attach', 'leave', 'node-red', 'targets'], shared: ['interrupt'] },

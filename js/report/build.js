@@ -62,7 +62,7 @@ function buildReport(c) {
     io: c.io,
     heap: c.heap,
     profile: c.profile,
-    heapProfile: c.heapProfile,
+    heapProfile: c.heapProfile ?? null,
   };
 }
 

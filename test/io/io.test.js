@@ -111,9 +111,10 @@ function lineOf(mark, file = __filename) {
 /** One slow event checked field by field; `caller` is the marked line its first frame must be. */
 function assertEvent(event, expected, { since, until = epochMs(), caller, file = __filename }) {
   const { durationMs, at, stack, ...rest } = event;
-  assert.deepEqual(rest, { scope: 'caller', key: 'k1', ...expected });
+  // No OpenTelemetry here: no span (test/logs/otel.test.js has one).
+  assert.deepEqual(rest, { scope: 'caller', key: 'k1', trace: null, ...expected });
   const optional = ['status', 'error'].filter((k) => k in expected);
-  const order = ['type', 'method', 'target', ...optional, 'durationMs', 'at', 'stack', 'scope', 'key'];
+  const order = ['type', 'method', 'target', ...optional, 'durationMs', 'at', 'stack', 'scope', 'key', 'trace'];
   assert.deepEqual(Object.keys(event), order, 'field order');
   assert.ok(durationMs >= THRESHOLD_MS && durationMs < 5000, `durationMs ${durationMs}`);
   // On rloop's time base (js/clock.js): Date.now() moves against it when the wall clock steps.
