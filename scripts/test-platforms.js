@@ -208,6 +208,7 @@ for (const t of targets.filter((t) => !runnable.includes(t))) {
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-platforms-'));
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 let tarballs = null; // main, then one per runnable target
+let dependencies = null; // rloop's runtime dependencies, packed from node_modules
 
 for (const t of targets) {
   const why = missing(t);
@@ -222,9 +223,11 @@ for (const t of targets) {
     await s.test('the tarballs install in a clean folder with no Rust toolchain', () => {
       fs.mkdirSync(project);
       fs.writeFileSync(path.join(project, 'package.json'), '{ "name": "clean", "private": true }\n');
-      // --offline with an empty cache: the platform package comes from its tarball, nothing
-      // from the registry. --force: the host npm (x64, glibc) would refuse another platform's.
-      run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--force', '--cache', path.join(tmp, `npm-cache-${t.platform}`), main, platformTgz], { cwd: project, env: cleanEnv });
+      // --offline with an empty cache: the platform package comes from its tarball and rloop's
+      // dependencies from theirs, nothing from the registry. --force: the host npm (x64, glibc)
+      // would refuse another platform's.
+      dependencies ??= run(path.join(ROOT, 'scripts', 'pack-dependencies.sh'), [path.join(tmp, 'deps')], { cwd: ROOT }).trim().split('\n').filter(Boolean);
+      run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--force', '--cache', path.join(tmp, `npm-cache-${t.platform}`), ...dependencies, main, platformTgz], { cwd: project, env: cleanEnv });
       const pkg = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', 'rloop', 'package.json'), 'utf8'));
       assert.equal(pkg.optionalDependencies[`rloop-${t.platform}`], pkg.version);
       assert.ok(fs.existsSync(installed));

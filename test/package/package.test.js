@@ -66,9 +66,11 @@ describe('npm package', () => {
     fs.writeFileSync(path.join(project, 'package.json'), '{ "name": "clean", "private": true }\n');
     fs.writeFileSync(path.join(project, 'check.js'), CHECK);
     // --offline with an empty cache: the install fails if npm wants anything from the registry,
-    // so rloop's optional dependency must be satisfied by the platform tarball beside it.
+    // so rloop's optional dependency must be satisfied by the platform tarball beside it, and its
+    // dependencies by theirs, packed from node_modules.
+    const deps = run(path.join(root, 'scripts', 'pack-dependencies.sh'), [path.join(tmp, 'deps')]).trim().split('\n').filter(Boolean);
     run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--cache', path.join(tmp, 'npm-cache'),
-      mainTgz, platformTgz], { cwd: project, env: cleanEnv });
+      ...deps, mainTgz, platformTgz], { cwd: project, env: cleanEnv });
   }, { timeout: 10 * MINUTES });
 
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
