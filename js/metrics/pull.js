@@ -25,13 +25,20 @@ const START_WITHIN_MS = 5000;
  */
 function pullProfiles(answer, recordTimeline) {
   let taking = false;
-  const fail = (id, status, why) => answer(id, status, 'text/plain; charset=utf-8', Buffer.from(`rloop: ${why}\n`));
+  // An answer that fails (the endpoint closed meanwhile) is dropped: the client sees its
+  // connection close, and no rejection reaches the app.
+  const give = (...args) => {
+    try {
+      answer(...args);
+    } catch {}
+  };
+  const fail = (id, status, why) => give(id, status, 'text/plain; charset=utf-8', Buffer.from(`rloop: ${why}\n`));
   return ([id, kind, seconds, asked]) => {
     if (native.monotonicMs() - asked > START_WITHIN_MS) return fail(id, '503 Service Unavailable', 'the event loop was blocked: the profile could not start in time');
     if (taking) return fail(id, '409 Conflict', 'a profile is being taken; one at a time');
     taking = true;
     take(kind === 1, seconds, recordTimeline).then(
-      (pprof) => answer(id, '200 OK', 'application/octet-stream', pprof),
+      (pprof) => give(id, '200 OK', 'application/octet-stream', pprof),
       (e) => fail(id, '500 Internal Server Error', `no profile: ${e.message}`),
     ).finally(() => { taking = false; });
     return undefined;
