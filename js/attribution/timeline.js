@@ -1,6 +1,6 @@
 'use strict';
 // The scope timeline of a CPU profile: every change of the charged scope, as the hot path makes
-// it (js/attribution/hooks.js), with the time it read for the change, and the addon's idle marks. The same
+// it (js/attribution/charge.js), with the time it read for the change, and the addon's idle marks. The same
 // transitions as busy time, so a profile sample at time t is charged to the scope busy time
 // charges at t. Recorded only while a capture with a profile runs; bounded: changes past
 // MAX are dropped and counted, and the timeline says from when it knows nothing.
@@ -21,7 +21,7 @@ class Timeline {
   add(t, slot) {
     let n = this.#n;
     // Out of order only when rloop's own work at a wake switched inside the switch that woke
-    // it (js/attribution/hooks.js woke()): the outer switch's charge stands, so the inner ones go.
+    // it (js/attribution/charge.js woke()): the outer switch's charge stands, so the inner ones go.
     while (n > 0 && this.#time(n - 1) > t) n--;
     if (n >= MAX) {
       this.dropped++;

@@ -1,6 +1,6 @@
 'use strict';
 // rloop's own periodic work — memory samples, I/O overdue checks — run as the monitored loop
-// wakes (js/attribution/hooks.js atWake), never on a timer the app's hooks could see. Several users share
+// wakes (js/attribution/charge.js atWake), never on a timer the app's hooks could see. Several users share
 // the hot path's one slot; each says when it is next due.
 
 const hooks = require('./hooks');

@@ -28,7 +28,7 @@ function optionsOf(what, options, known, callback) {
  * Samples stats() into a ring of the last `max` samples (older ones are dropped and counted in
  * `dropped`) as the monitored loop wakes, at most every `everyMs`: no timer, so none for the
  * app's own hooks to see, and no sample while the loop idles (nothing allocates then) or is
- * blocked. Needs this thread's monitor running (js/attribution/hooks.js). Begun before the event loop ran
+ * blocked. Needs this thread's monitor running (js/attribution/charge.js). Begun before the event loop ran
  * (zero-code's preload, or the main module), its first sample, at the loop's first wake, is the
  * memory as the app's start-up ended: `startUp` (else null), whatever the ring drops.
  */

@@ -1,7 +1,7 @@
 'use strict';
 // The stack sampler's host: one worker per process (js/stalls/sampler-worker.js) that takes the main
 // thread's stack while a stall blocks it. Started only once a stall has happened (the addon
-// asks through the ledger, js/attribution/hooks.js), from inside a callback: a worker started eagerly is
+// asks through the ledger, js/attribution/charge.js), from inside a callback: a worker started eagerly is
 // seen by the app's own async hooks as callbacks of resources created before they were
 // enabled. It is never terminated: its exit would be one more callback the app could see, and
 // it idles, unref'd, until the process ends; later monitors on this thread reuse it.

@@ -44,7 +44,7 @@ test('a writer switching scopes fast never gets a negative or impossible window'
     }
     await sleep(100);
     // Read at the end, not through 'window': its delivery is rloop's own work at a wake, which
-    // is charged when it ends (js/attribution/hooks.js woke), so a slow one lands in one window.
+    // is charged when it ends (js/attribution/charge.js woke), so a slow one lands in one window.
     windows = mon.history();
   } finally {
     mon.stop();
