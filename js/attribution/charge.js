@@ -1,6 +1,6 @@
 // Charging: the slot the ledger charges follows the context running now, switched as callbacks
 // begin and end and as code enters and leaves scopes. How the context reaches a callback is one
-// of two carriers, js/attribution/by-tag.js or js/attribution/by-frame.js (js/attribution/hooks.js
+// of two carriers, js/attribution/by-tag.js or js/attribution/by-context-frame.js (js/attribution/hooks.js
 // picks one); both begin and end callbacks here.
 //
 // Not strict mode on purpose: retag() tags resources, and tagging a frozen one must fail

@@ -2,7 +2,7 @@
 // Attribution's hooks: which carrier takes a scope to the callbacks it causes, chosen once, and
 // entering and leaving scopes on top of it. Charging itself is js/attribution/charge.js; the
 // carriers are js/attribution/by-tag.js (an init hook tags every resource) and
-// js/attribution/by-frame.js (rloop's store on AsyncContextFrame, no init hook).
+// js/attribution/by-context-frame.js (rloop's store on AsyncContextFrame, no init hook).
 
 const { AsyncLocalStorage } = require('node:async_hooks');
 const charge = require('./charge');
@@ -14,7 +14,7 @@ const { ROOT, state } = charge;
 // The AsyncLocalStorage built on async hooks propagates in an init hook of its own (_propagate);
 // the one on AsyncContextFrame has none. Read, never run: running it would enable that hook.
 const FRAMES = !('_propagate' in AsyncLocalStorage.prototype);
-const carrier = FRAMES ? require('./by-frame') : require('./by-tag');
+const carrier = FRAMES ? require('./by-context-frame') : require('./by-tag');
 
 clearRing(ROOT);
 

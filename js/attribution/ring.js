@@ -1,5 +1,5 @@
 'use strict';
-// Contexts found by asyncId instead of on the resource, for the hooks' `before` (js/attribution/by-tag.js, by-frame.js).
+// Contexts found by asyncId instead of on the resource, for the hooks' `before` (js/attribution/by-tag.js, by-context-frame.js).
 //
 // The ring: the contexts of the last RING resources by asyncId. With the init hook it is written
 // for every resource, and `before` finds most there instead of looking the tag up on the

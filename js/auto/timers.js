@@ -13,7 +13,7 @@ const { isOwnFile } = require('../own');
 
 const MAX_SITES = 1000; // distinct call sites named; timers from more are unattributed, and counted
 const FRAMES = 16; // Node's own frames between the hook and the caller are ≈ 6
-const HOOK_FILES = [require.resolve('../attribution/by-tag'), require.resolve('../attribution/by-frame'), __dirname + path.sep]; // the init hooks that call contextOf(), and it
+const HOOK_FILES = [require.resolve('../attribution/by-tag'), require.resolve('../attribution/by-context-frame'), __dirname + path.sep]; // the init hooks that call contextOf(), and it
 const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
 
 const callSites = (_, sites) => sites;
