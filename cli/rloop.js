@@ -6,6 +6,7 @@ const fs = require('node:fs');
 const { parseArgs } = require('node:util');
 const { compare, formatComparison } = require('../js/report/compare');
 const { renderJson } = require('../js/report/json');
+const { SCHEMA } = require('../js/schema');
 
 const USAGE = `usage:
   rloop --help | --version
@@ -67,7 +68,7 @@ function main(argv, out, err = process.stderr) {
     const { positional, html, json } = parse(args, { html: { type: 'string' }, json: { type: 'string' } });
     if (positional.length !== 1) throw new UsageError('report needs one report file');
     const report = readReport(positional[0]);
-    if (report.schema !== 'rloop-report/1') throw new UsageError(`${positional[0]} is not an rloop-report/1 report`);
+    if (report.schema !== SCHEMA) throw new UsageError(`${positional[0]} is not an ${SCHEMA} report`);
     if (!html && !json) throw new UsageError('report needs --html and/or --json');
     if (json) fs.writeFileSync(json, renderJson(report, { pretty: true }));
     if (html) fs.writeFileSync(html, require('../js/report/html').renderHtml(report));

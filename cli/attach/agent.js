@@ -80,9 +80,11 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
       return { stopped: agent.started, left: 0, opened: agent.opened, monitored, pausable, closing };
     };
     // Node-RED: per-node attribution by its message hooks, with the parts of the rloop loaded
-    // (an older copy may have none); a failure leaves the capture without it, never the app broken.
+    // (a copy older than its rloop.nodeRedAttach has them by path, or none); a failure leaves the
+    // capture without it, and says why, never the app broken.
     try {
-      const nodered = Module.createRequire(file)(path.join(path.dirname(file), '..', 'node-red', 'attach.js'));
+      const load = agent.rloop[Symbol.for('rloop.nodeRedAttach')];
+      const nodered = typeof load === 'function' ? load() : Module.createRequire(file)(path.join(path.dirname(file), '..', 'node-red', 'attach.js'));
       const RED = nodered.find(Module._cache);
       if (RED !== null) {
         const version = typeof RED.version === 'function' ? RED.version() : RED.version;

@@ -85,4 +85,4 @@ function flameTree({ nodes, parent, order, self, fnOf, category, names, idle, ow
   return { nodes: kept.length, truncated: first.length - kept.length, root: out.get(0) };
 }
 
-module.exports = { flameTree, MAX_NODES, MIN_SHARE };
+module.exports = { flameTree, MAX_NODES };

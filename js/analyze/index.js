@@ -213,4 +213,4 @@ function scopeSummaries(scopes, busyUs, fnOf, frameOfFn) {
     .sort((a, b) => b.ms - a.ms);
 }
 
-module.exports = { analyze, analyzeWithFlame, study, frameOf, CATEGORIES, OUTSIDE };
+module.exports = { analyze, analyzeWithFlame, study, frameOf, OUTSIDE };

@@ -20,7 +20,7 @@
 const { redactLink } = require('../redact');
 const { isOwn, JSON_MARKER_URL, REGEX_MARKER_URL } = require('../own');
 
-const CATEGORIES = ['user', 'node', 'native', 'json', 'regex', 'crypto', 'sync-io', 'gc', 'program', 'idle'];
+const { CATEGORIES } = require('../schema');
 const [USER, NODE, NATIVE, JSON_, REGEX, CRYPTO, SYNC_IO, GC, PROGRAM, IDLE] = CATEGORIES.keys();
 const MARKED = new Set([JSON_, REGEX, CRYPTO, SYNC_IO]); // kinds that claim the frames under them
 

@@ -4,7 +4,7 @@
 
 const { redactStall } = require('../redact');
 
-const SCHEMA = 'rloop-report/1';
+const { SCHEMA } = require('../schema');
 
 function byBusy(a, b) {
   return b.busyMs - a.busyMs || (a.name < b.name ? -1 : 1);

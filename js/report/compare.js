@@ -5,6 +5,7 @@
 // page: across two runs a share of busy time moves when other work comes or goes.
 
 const { stalls } = require('./facts');
+const { SCHEMA } = require('../schema');
 
 // A change counts only past these, so noise between two runs of one build reads NO CHANGE.
 const FUNCTION_POINTS = 5; // points of self-time share
@@ -89,7 +90,7 @@ function notComparable(base, head) {
  */
 function compare(base, head) {
   for (const [name, r] of [['base', base], ['head', head]]) {
-    if (r === null || typeof r !== 'object' || r.schema !== 'rloop-report/1') {
+    if (r === null || typeof r !== 'object' || r.schema !== SCHEMA) {
       throw new TypeError(`rloop: compare() ${name} must be an rloop-report/1 object`);
     }
   }

@@ -12,7 +12,8 @@ const { execFileSync } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const profile = require('../../js/capture/profile');
 const markers = require('../../js/capture/markers');
-const { analyze, CATEGORIES } = require('../../js/analyze');
+const { analyze } = require('../../js/analyze');
+const { CATEGORIES } = require('../../js/schema');
 const { profiled, NAMES } = require('../fixtures/profile-workloads');
 const { synthetic, fn, native } = require('../fixtures/tree-profile');
 

@@ -8,7 +8,7 @@ const { table, bar, empty } = require('../table');
 const { stackDetails } = require('./stacks');
 const flame = require('./flame');
 const packages = require('./packages');
-const { CATEGORIES } = require('../../analyze');
+const { CATEGORIES } = require('../../schema');
 const { list } = require('../context');
 const facts = require('../facts');
 

@@ -6,11 +6,11 @@
 const { clip, visible } = require('../escape');
 const { num, plural, shortUrl } = require('../format');
 const { empty, capped } = require('../table');
-const { CATEGORIES } = require('../../analyze');
-const { MAX_NODES, MIN_SHARE } = require('../../analyze/flame');
+const { CATEGORIES } = require('../../schema');
 const { list } = require('../context');
 
 const MAX_NAME = 200;
+const PAGE_NODES = 2000; // nodes the page draws: a hand-made report may hold any tree
 
 /** Every node of the tree with its parent and depth, parents first; no recursion (deep trees). */
 function walk(root) {
@@ -33,7 +33,7 @@ function nameOf(n, loc) {
 }
 
 /**
- * The heaviest MAX_NODES nodes, in preorder, each kept only with its parent, as flat numbers:
+ * The heaviest PAGE_NODES nodes, in preorder, each kept only with its parent, as flat numbers:
  * `[name, location, category, depth, x, width]` per node, strings as indexes into `strings`,
  * x and width in ms.
  */
@@ -41,8 +41,8 @@ function flatten(root) {
   const all = walk(root);
   const value = (item) => Math.max(0, Number(item.node.value) || 0);
   let keep = null;
-  if (all.length > MAX_NODES) {
-    keep = new Set([...all.keys()].sort((a, b) => value(all[b]) - value(all[a]) || all[a].depth - all[b].depth).slice(0, MAX_NODES));
+  if (all.length > PAGE_NODES) {
+    keep = new Set([...all.keys()].sort((a, b) => value(all[b]) - value(all[a]) || all[a].depth - all[b].depth).slice(0, PAGE_NODES));
   }
   const strings = [];
   const ids = new Map();
@@ -78,7 +78,7 @@ function render(ctx, flame) {
   ctx.data.flame = data;
   const left = (Number(flame.truncated) || 0) + data.dropped;
   const note = left > 0
-    ? capped(ctx, `Flame graph: ${plural(left, 'call-tree node')} ${left === 1 ? 'is' : 'are'} left out (under ${MIN_SHARE * 100} % of the busy time, deeper than the tree keeps, or past the heaviest ${num(MAX_NODES)}); their time is in their parents.`)
+    ? capped(ctx, `Flame graph: ${plural(left, 'call-tree node')} ${left === 1 ? 'is' : 'are'} left out (too small or too deep for the report's tree, or past the heaviest ${num(PAGE_NODES)} the graph draws); their time is in their parents.`)
     : '';
   return `<div class="flame" id="flame-graph">
 <div class="toolbar"><input type="search" id="flame-search" placeholder="Search functions and files ( / )" aria-label="Search the flame graph">
