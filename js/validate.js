@@ -83,8 +83,8 @@ function flatten(table, prefix = '') {
   return table.flatMap((e) => [{ ...e, label: prefix + e.name }, ...(e.options ? flatten(e.options, `${prefix}${e.name}.`) : [])]);
 }
 
-// In ms. A duration written as text has a unit; a bare number is in the unit its place gave it
-// first, and keeps it (RLOOP_DURATION: ms, `rloop attach -d`: seconds).
+// In ms. A duration written as text has a unit; a bare number is in its place's own unit
+// (RLOOP_DURATION: ms, `rloop attach -d`: seconds).
 const UNITS = { us: 0.001, µs: 0.001, ms: 1, s: 1000, m: 60000 };
 
 /**
