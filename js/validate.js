@@ -59,14 +59,13 @@ function knownOnly(what, given, known, aliases = []) {
  * errors ('capture()'), `prefix` an option nested in another ('metrics.'), `defaults` replaces
  * entries' defaults (watch()'s duration).
  */
-function fromTable(table, given, { what, object = `${what} options`, prefix = '', defaults = {} }) {
-  const names = table.map((e) => e.name);
-  knownOnly(what, plainObject(object, given), names, table.flatMap((e) => (e.alias ? [e.alias] : [])));
+function fromTable(table, options, { what, object = `${what} options`, prefix = '', defaults = {} }) {
+  const given = knownOnly(what, plainObject(object, options), table.map((e) => e.name), table.flatMap((e) => (e.alias ? [e.alias] : [])));
   const out = {};
   for (const entry of table) {
     let label = prefix + entry.name;
-    let value = given?.[entry.name];
-    if (entry.alias !== undefined && given?.[entry.alias] !== undefined) {
+    let value = given[entry.name];
+    if (entry.alias !== undefined && given[entry.alias] !== undefined) {
       if (value !== undefined) throw new TypeError(`rloop: options '${label}' and '${prefix + entry.alias}' (its alias) are both given: give one`);
       value = given[entry.alias];
       label = prefix + entry.alias;
