@@ -13,19 +13,23 @@ export interface StartOptions {
   maxScopes?: number;
   /** Keys whose names are kept per window (the busiest; 0 – 1 000 000); the rest count as `dropped`. Default 10 000. */
   maxKeys?: number;
-  /** Worst keys listed per scope and window. Default 5. */
+  /** Worst keys listed per scope and window (0 – 1000). Default 5. */
   worstKeys?: number;
   /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 1 048 576; memory only for slots used, ≈ 350 bytes each). Default 65 536. */
   keySlots?: number;
   /** Watch for stalls and emit 'lag'. Default true. */
   lag?: boolean;
-  /** ms of busy loop without a poll that make a stall. Default 50. */
+  /** ms of busy loop without a poll that make a stall (1 – 3 600 000). Default 50. */
+  lagThresholdMs?: number;
+  /** @deprecated Alias of lagThresholdMs, accepted in 0.x; giving both is a TypeError. */
   lagThreshold?: number;
   /** Track async I/O and emit 'slowIO'; false installs nothing. Default true. */
   io?: boolean;
-  /** ms an I/O operation takes to be slow. Default 500. */
+  /** ms an I/O operation takes to be slow (0 – 3 600 000). Default 500. */
+  ioThresholdMs?: number;
+  /** @deprecated Alias of ioThresholdMs, accepted in 0.x; giving both is a TypeError. */
   ioThreshold?: number;
-  /** Serve Prometheus metrics from a Rust thread (docs/metrics.md); null or absent: none. */
+  /** Serve Prometheus metrics from a Rust thread (docs/metrics.md); null or absent: none. Default null. */
   metrics?: MetricsOptions | null;
   /**
    * Scopes for code that has none: `http` charges each incoming request to `GET /route`, `timers`
@@ -36,14 +40,18 @@ export interface StartOptions {
 }
 
 export interface MetricsOptions {
-  /** TCP port; 0 picks a free one (see `Monitor.metrics`). */
+  /** TCP port (0 – 65 535); 0 picks a free one (see `Monitor.metrics`). Required. */
   port: number;
   /** Default '127.0.0.1'. Any other address exposes scope names to whoever can reach it. */
   host?: string;
   /** Default '/metrics'. */
   path?: string;
-  /** Scopes named per thread and scrape (the busiest since start); the rest are `(other)`. Default 50. */
+  /** Scopes named per thread and scrape (the busiest since start; 1 – 10 000); the rest are `(other)`. Default 50. */
   topScopes?: number;
+  /** Where set, every request needs `Authorization: Bearer <token>` (16 – 256 visible ASCII characters). Default null. */
+  token?: string | null;
+  /** Serve profiles at /debug/pprof/profile and /debug/pprof/heap, under the same rules. Default true. */
+  pprof?: boolean;
 }
 
 /** Stops what promClient() or otel() registered. */
@@ -90,7 +98,7 @@ export interface ScopeWindow {
 export interface LagStats {
   /** Loop stretches (busy from waking to the next poll) in the window. */
   stretches: number;
-  /** Stretches of at least lagThreshold. */
+  /** Stretches of at least lagThresholdMs. */
   stalls: number;
   p50Ms: number;
   p99Ms: number;
@@ -288,20 +296,31 @@ export interface HeapStats {
 }
 
 export interface CaptureOptions {
-  /** ms, or Infinity: until stop() or the process ends. Default 10 000. */
+  /** ms (1 – 604 800 000), or Infinity: until stop() or the process ends. Default 10 000. */
   durationMs?: number;
+  /** A CPU profile; `intervalUs`: µs between samples (10 – 1 000 000), default 100. Default false. */
   profile?: boolean | { intervalUs?: number };
-  /** Sample allocations (V8's sampling heap profiler): bytes by function, and by scope with `profile`. */
+  /**
+   * Sample allocations (V8's sampling heap profiler): bytes by function, and by scope with `profile`;
+   * `samplingIntervalBytes`: bytes between samples (1024 – 1 073 741 824), default 32 768. Default false.
+   */
   heapProfile?: boolean | { samplingIntervalBytes?: number };
+  /** Heap stats at start and end, and a memory timeline. Default true. */
   heapStats?: boolean;
-  /** Paths, or false; {pid}, {time} and {n} are filled in. The folder must exist and be writable (RangeError). */
+  /**
+   * The paths below, or false: {pid}, {time} and {n} are filled in. The folder must exist and be
+   * writable (RangeError). A heap snapshot taken as the capture ends. Default false.
+   */
   heapSnapshot?: string | false;
+  /** The report as JSON. Default false. */
   json?: string | false;
+  /** The self-contained HTML report. Default false. */
   html?: string | false;
+  /** The raw .cpuprofile (with `profile`). Default false. */
   cpuprofile?: string | false;
-  /** The profile as gzipped pprof, samples labelled `scope`, `route`, `thread` (docs/cpu-profile.md). */
+  /** The profile as gzipped pprof, samples labelled `scope`, `route`, `thread` (docs/cpu-profile.md). Default false. */
   pprof?: string | false;
-  /** The allocations sampled (heapProfile) as gzipped pprof, labelled `scope`, `route`, `thread`. */
+  /** The allocations sampled (heapProfile) as gzipped pprof, labelled `scope`, `route`, `thread`. Default false. */
   heapPprof?: string | false;
 }
 

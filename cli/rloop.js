@@ -10,11 +10,7 @@ const { SCHEMA } = require('../js/schema');
 
 const USAGE = `usage:
   rloop --help | --version
-  rloop attach <pid> [-d <s>] [--json <f>] [--html <f>]   capture a running Node process (see docs/attach.md)
-      [--port <n> [--host <h>]] [-t <ms>] [--io-threshold <ms>] [--no-io] [--no-auto-scopes] [--no-profile] [--no-heap-stats]
-      [--heap-snapshot <f>] [--save-profile <f>] [--save-pprof <f>] [--heap-profile [--save-heap-pprof <f>]] [--compare <base.json>] [--watch] [--list-targets] [--target <n>]
-      exit 0 done, 1 failed, 2 the target exited mid-capture (what was collected is written)
-  rloop top <pid> [--port <n> [--host <h>]] [--target <n>] [--no-auto-scopes]   live view; keys: s sort, p pause, q quit
+${require('./attach/command').USAGE}  rloop top <pid> [--port <n> [--host <h>]] [--target <n>] [--no-auto-scopes]   live view; keys: s sort, p pause, q quit
   rloop compare <base.json> <head.json> [--json]   what changed; exit 1 if anything regressed
   rloop report <in.json> [--html <out.html>] [--json <out.json>]
 `;

@@ -4,8 +4,9 @@
 const native = require('./native');
 const hooks = require('./attribution/hooks');
 const { Monitor } = require('./monitor');
-const { startOptions, scopeName, scopeKey } = require('./options');
-const { describe } = require('./validate');
+const { startOptions, checkOptions, OPTIONS, scopeName, scopeKey } = require('./options');
+const { describe, duration } = require('./validate');
+const { WRITTEN } = require('./capture/options');
 const heap = require('./capture/heap');
 const { analyze } = require('./analyze');
 const { compare } = require('./report/compare');
@@ -88,3 +89,10 @@ Object.defineProperty(module.exports, Symbol.for('rloop.pauseSampler'), { value:
 // `rloop attach` turns Node-RED's per-node attribution on in a target through the rloop copy the
 // target loaded, whatever its layout on disk.
 Object.defineProperty(module.exports, Symbol.for('rloop.nodeRedAttach'), { value: () => require('../node-red/attach') });
+
+// For zero-code use (register/), its one way in past the public API: its variables checked as
+// start() and capture() check options, before anything starts; the options' table, which names
+// the variables; how a duration is written as text; and the capture option that is told which
+// files were written. Keyed by a symbol, not enumerable: not public API, so its shape can follow
+// register/ without a major version.
+Object.defineProperty(module.exports, Symbol.for('rloop.zeroCode'), { value: Object.freeze({ checkOptions, OPTIONS, duration, WRITTEN }) });

@@ -70,14 +70,14 @@ class Monitor extends EventEmitter {
       threadId,
       clockOffsetMs: -offsetFrom(native.monotonicMs), // performance.now() - monotonicMs()
       timeOrigin: ORIGIN,
-      lagThresholdMs: options.lag ? options.lagThreshold : undefined,
+      lagThresholdMs: options.lag ? options.lagThresholdMs : undefined,
     });
     this.on('newListener', (event) => this.#listening(event, true));
     this.on('removeListener', (event) => this.#listening(event, false));
     this.#addScope = this.#native.scopeAdder();
     this.#bindNative = this.#native.keyBinder();
     if (options.io) {
-      this.#io = io.track({ thresholdMs: options.ioThreshold, onSlow: (e) => this.#slowIO(e), context: hooks.current });
+      this.#io = io.track({ thresholdMs: options.ioThresholdMs, onSlow: (e) => this.#slowIO(e), context: hooks.current });
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyScopes = []; // grows as the ring first reaches a slot: unused slots cost nothing

@@ -1,65 +1,76 @@
 'use strict';
-// The options of start() and scope()/enter(): defaults, limits and their checks (the checks
-// every option parser shares are js/validate.js).
+// The options of start() and scope()/enter(): one table (see js/validate.js for what an entry
+// says), and the options of zero-code use checked without starting anything.
 
-const { integerIn, boolean, describe, plainObject, knownOnly } = require('./validate');
+const { boolean, describe, plainObject, knownOnly, fromTable, flatten } = require('./validate');
+const { METRICS, metricsOptions } = require('./metrics/options');
+const { CAPTURE, captureOptions } = require('./capture/options');
 
-const START_DEFAULTS = Object.freeze({
-  windowMs: 1000, // one rolling window
-  history: 60, // complete windows kept
-  maxScopes: 10000, // distinct scope names; more are charged to '(other)' and counted
-  maxKeys: 10000, // distinct keys recorded per window; more are counted as dropped
-  worstKeys: 5, // worst keys listed per scope and window
-  keySlots: 65536, // keys charged at once; a key's slot is reused after this many newer keys
-  lag: true, // watch for stalls and emit 'lag'
-  lagThreshold: 50, // ms of busy loop without a poll that make a stall
-  io: true, // track async I/O and emit 'slowIO'
-  ioThreshold: 500, // ms an I/O operation takes to be slow
-  metrics: null, // { port, host, path, topScopes }: serve a Prometheus endpoint (js/metrics/options.js); null: none
-  autoScopes: false, // scopes for code that has none: incoming HTTP by route, timers by creation site (js/auto/)
-});
+const AUTO_SCOPES = Object.freeze([
+  { name: 'http', default: false, check: boolean, meaning: 'incoming HTTP requests by route' },
+  { name: 'timers', default: false, check: boolean, meaning: 'timers by where they were created, while a capture runs' },
+]);
 
-const START_LIMITS = Object.freeze({
-  windowMs: [10, 3600000],
-  history: [1, 86400],
-  maxScopes: [1, 1000000],
-  maxKeys: [0, 1000000],
-  worstKeys: [0, 1000],
-  keySlots: [16, 1 << 20], // a key slot in use costs 100–350 bytes (bench/memory.md): 1 M of them ≤ 350 MB
-  lagThreshold: [1, 3600000],
-  ioThreshold: [0, 3600000],
-});
-
-const MAX_NAME = 256;
+const START = Object.freeze([
+  { name: 'windowMs', default: 1000, range: [10, 3600000], unit: 'ms', variable: 'RLOOP_WINDOW_MS', meaning: 'window length; windows keep to a fixed schedule' },
+  { name: 'history', default: 60, range: [1, 86400], meaning: 'complete windows kept, within 4 MB' },
+  { name: 'maxScopes', default: 10000, range: [1, 1000000], meaning: "distinct scope names kept; more are charged to '(other)' and counted" },
+  { name: 'maxKeys', default: 10000, range: [0, 1000000], meaning: 'keys whose names are kept per window (the busiest); the rest are counted as dropped' },
+  { name: 'worstKeys', default: 5, range: [0, 1000], meaning: 'worst keys listed per scope and window' },
+  // A key slot in use costs 100–350 bytes (bench/memory.md): 1 M of them ≤ 350 MB.
+  { name: 'keySlots', default: 65536, range: [16, 1 << 20], meaning: "keys charged at once; a key's slot is reused after this many newer keys" },
+  { name: 'lag', default: true, check: boolean, meaning: "watch for stalls and emit 'lag'" },
+  {
+    name: 'lagThresholdMs', alias: 'lagThreshold', default: 50, range: [1, 3600000], unit: 'ms', variable: 'RLOOP_LAG_THRESHOLD',
+    flag: { name: 'threshold', short: 't', arg: '<duration>' }, meaning: 'busy loop without a poll that makes a stall',
+  },
+  { name: 'io', default: true, check: boolean, flag: { name: 'no-io' }, meaning: "track async I/O and emit 'slowIO'; false installs nothing" },
+  {
+    name: 'ioThresholdMs', alias: 'ioThreshold', default: 500, range: [0, 3600000], unit: 'ms', variable: 'RLOOP_IO_THRESHOLD',
+    flag: { name: 'io-threshold', arg: '<duration>' }, meaning: 'how long an I/O operation takes to be slow',
+  },
+  {
+    name: 'metrics', default: null, check: (name, value) => (value === null ? null : metricsOptions(value)), options: METRICS,
+    meaning: 'serve Prometheus metrics from a Rust thread; null: none',
+  },
+  {
+    name: 'autoScopes', default: false, check: autoScopes, options: AUTO_SCOPES, variable: 'RLOOP_AUTO_SCOPES', flag: { name: 'no-auto-scopes' },
+    meaning: 'scopes for code that has none: incoming HTTP by route, timers by creation site',
+  },
+]);
 
 /** Options of start(), defaults filled in. */
 function startOptions(options) {
-  const given = knownOnly('start()', plainObject('start() options', options), Object.keys(START_DEFAULTS));
-  const out = {};
-  for (const [name, fallback] of Object.entries(START_DEFAULTS)) {
-    const value = given[name];
-    if (name === 'metrics') out[name] = value == null ? null : require('./metrics/options').metricsOptions(value);
-    else if (value === undefined) out[name] = name === 'autoScopes' ? autoScopes(fallback) : fallback;
-    else if (name === 'autoScopes') out[name] = autoScopes(value);
-    else if (typeof fallback === 'boolean') out[name] = boolean(name, value);
-    else out[name] = integerIn(name, value, START_LIMITS[name]);
-  }
-  return out;
+  return fromTable(START, options, { what: 'start()' });
 }
-
-const AUTO_SCOPES = ['http', 'timers'];
 
 /** `autoScopes`: true or false for all, or `{ http, timers }` (each a boolean, false if left out). */
-function autoScopes(value) {
+function autoScopes(name, value) {
   if (typeof value === 'boolean') return { http: value, timers: value };
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new TypeError(`rloop: option 'autoScopes' must be true, false or { http, timers }, got ${describe(value)}`);
+    throw new TypeError(`rloop: option '${name}' must be true, false or { http, timers }, got ${describe(value)}`);
   }
-  knownOnly("'autoScopes'", value, AUTO_SCOPES);
-  const out = {};
-  for (const kind of AUTO_SCOPES) out[kind] = value[kind] === undefined ? false : boolean(`autoScopes.${kind}`, value[kind]);
-  return out;
+  return fromTable(AUTO_SCOPES, value, { what: `'${name}'`, prefix: `${name}.` });
 }
+
+/**
+ * Every option of start() and capture(), those nested in another by a dotted label
+ * ('metrics.port'); `family` is the table it is documented in.
+ */
+const OPTIONS = Object.freeze([
+  ...flatten(START).map((e) => ({ ...e, family: e.label.startsWith('metrics.') ? 'metrics' : 'start' })),
+  ...flatten(CAPTURE).map((e) => ({ ...e, family: 'capture' })),
+]);
+
+/**
+ * start() and capture() options checked as those calls check them, nothing started: zero-code
+ * use checks every variable before it starts anything. `capture` null: no capture.
+ */
+function checkOptions(start, capture) {
+  return { start: startOptions(start), capture: capture === null ? null : captureOptions(capture) };
+}
+
+const MAX_NAME = 256;
 
 /** A scope name: a non-empty string, at most MAX_NAME characters. */
 function scopeName(name) {
@@ -82,4 +93,4 @@ function scopeKey(options) {
   return s.length > MAX_NAME ? s.slice(0, MAX_NAME) : s;
 }
 
-module.exports = { START_DEFAULTS, AUTO_SCOPES, startOptions, scopeName, scopeKey };
+module.exports = { START, OPTIONS, startOptions, checkOptions, scopeName, scopeKey };

@@ -30,7 +30,7 @@ const AREAS = {
   attach: { timed: ['attach', 'leave', 'node-red', 'targets'], shared: ['interrupt'] },
   cli: { timed: ['register', 'top'], shared: ['cli'] },
   'node-red': { timed: ['plugin'], shared: ['editor'] },
-  package: { timed: [], shared: ['node-support', 'package', 'types'] },
+  package: { timed: [], shared: ['node-support', 'options', 'package', 'types'] },
   bench: { timed: [], shared: ['starts'] },
 };
 

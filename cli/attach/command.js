@@ -15,29 +15,34 @@ const terminal = require('../../js/report/terminal');
 const { liveLines } = require('../../js/top/lines');
 const { renderJson } = require('../../js/report/json');
 const { compare, formatComparison } = require('../../js/report/compare');
+const { OPTIONS } = require('../../js/options');
+const { duration } = require('../../js/validate');
 
-const OPTIONS = {
+// The part of `rloop --help` about attach, and all of `rloop attach --help`.
+const USAGE = `  rloop attach <pid> [-d <duration>] [--json <f>] [--html <f>]   capture a running Node process (see docs/attach.md)
+      [--port <n> [--host <h>]] [-t <duration>] [--io-threshold <duration>] [--no-io] [--no-auto-scopes] [--no-profile] [--no-heap-stats]
+      [--heap-snapshot <f>] [--cpuprofile <f>] [--pprof <f>] [--heap-profile [--heap-pprof <f>]] [--compare <base.json>] [--watch] [--list-targets] [--target <n>]
+      durations such as 10s, 500ms, 2m (a bare number: seconds for -d, ms for the thresholds)
+      --save-profile, --save-pprof, --save-heap-pprof: aliases of --cpuprofile, --pprof, --heap-pprof
+      exit 0 done, 1 failed, 2 the target exited mid-capture (what was collected is written)
+`;
+
+// The flags of options of start() and capture() are in their table (js/options.js), their
+// aliases too; the rest are attach's own.
+const TABLED = OPTIONS.filter((o) => o.flag !== undefined);
+const FLAGS = {
+  ...Object.fromEntries(TABLED.flatMap(({ flag }) => [flag.name, ...(flag.aliases ?? [])].map((name) => [name, {
+    type: flag.arg === undefined ? 'boolean' : 'string',
+    ...(name === flag.name && flag.short ? { short: flag.short } : {}),
+  }]))),
   port: { type: 'string' },
   host: { type: 'string' },
-  duration: { type: 'string', short: 'd', default: '10' },
-  threshold: { type: 'string', short: 't', default: '50' },
-  'io-threshold': { type: 'string', default: '500' },
-  'no-io': { type: 'boolean' },
-  'no-auto-scopes': { type: 'boolean' },
-  'no-profile': { type: 'boolean' },
   'heap-stats': { type: 'boolean' }, // loop-detective's flag; heap stats are on unless --no-heap-stats
-  'no-heap-stats': { type: 'boolean' },
-  'heap-snapshot': { type: 'string' },
-  'save-profile': { type: 'string' },
-  'save-pprof': { type: 'string' },
-  'heap-profile': { type: 'boolean' },
-  'save-heap-pprof': { type: 'string' },
-  json: { type: 'string' },
-  html: { type: 'string' },
   compare: { type: 'string' },
   watch: { type: 'boolean' },
   'list-targets': { type: 'boolean' },
   target: { type: 'string', default: '0' },
+  help: { type: 'boolean', short: 'h' },
 };
 
 function number(name, text, min, max) {
@@ -46,39 +51,68 @@ function number(name, text, min, max) {
   return n;
 }
 
+/** The text given to the flag of option `label` or to one of its aliases, or undefined. */
+function flagText(values, label) {
+  const { flag } = TABLED.find((o) => o.label === label);
+  const given = [flag.name, ...(flag.aliases ?? [])].filter((name) => values[name] !== undefined);
+  if (given.length > 1) throw new AttachError(`--${given[0]} and --${given[1]} (its alias) are both given: give one`);
+  return values[given[0]];
+}
+
+/** The duration in ms given to the flag of option `label`, or the option's default. */
+function durationFlag(values, label) {
+  const text = flagText(values, label);
+  const { flag, range: [min, max], default: fallback } = TABLED.find((o) => o.label === label);
+  if (text === undefined) return fallback;
+  let ms;
+  try {
+    ms = Math.round(duration(`--${flag.name}`, text, 'ms', flag.bare));
+  } catch (e) {
+    throw new AttachError(e.message);
+  }
+  if (ms < min || ms > max) throw new AttachError(`--${flag.name} must be between ${min}ms and ${max}ms, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
 /** The command line, checked: every mistake is an AttachError naming the option. */
 function options(args) {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true });
+    parsed = parseArgs({ args, options: FLAGS, allowPositionals: true });
   } catch (e) {
     throw new AttachError(e.message);
   }
   const { values: v, positionals } = parsed;
+  if (v.help) return { help: true };
   if (positionals.length > 1) throw new AttachError(`attach takes one PID, got ${positionals.join(' ')}`);
   const pid = positionals.length ? number('pid', positionals[0], 1, 2 ** 22) : undefined;
   if (pid === undefined && v.port === undefined) throw new AttachError('attach needs a PID, or --port of an open inspector');
   if (pid !== undefined && !Number.isInteger(pid)) throw new AttachError(`not a PID: ${positionals[0]}`);
   if (v.host !== undefined && v.port === undefined) throw new AttachError('--host needs --port');
-  const out = (name) => (v[name] === undefined ? false : path.resolve(v[name]));
+  const out = (label) => {
+    const file = flagText(v, label);
+    return file === undefined ? false : path.resolve(file);
+  };
+  const off = (label) => !flagText(v, label); // a --no-… switch
   return {
     pid,
     port: v.port === undefined ? undefined : number('port', v.port, 1, 65535),
     host: v.host,
-    durationMs: Math.round(number('duration', v.duration, 0.01, 7 * 24 * 3600) * 1000),
+    durationMs: durationFlag(v, 'durationMs'),
     start: {
-      lagThreshold: Math.round(number('threshold', v.threshold, 1, 3600000)),
-      ioThreshold: Math.round(number('io-threshold', v['io-threshold'], 0, 3600000)),
-      io: !v['no-io'],
-      autoScopes: !v['no-auto-scopes'], // as zero-code: an app nobody instrumented still shows who is busy
+      // By their alias names: the target's own rloop, older than this command, may know no other.
+      lagThreshold: durationFlag(v, 'lagThresholdMs'),
+      ioThreshold: durationFlag(v, 'ioThresholdMs'),
+      io: off('io'),
+      autoScopes: off('autoScopes'), // as zero-code: an app nobody instrumented still shows who is busy
     },
-    profile: !v['no-profile'],
-    heapStats: !v['no-heap-stats'],
-    heapSnapshot: out('heap-snapshot'),
-    cpuprofile: out('save-profile'),
-    pprof: out('save-pprof'),
-    heapProfile: Boolean(v['heap-profile']),
-    heapPprof: out('save-heap-pprof'),
+    profile: off('profile'),
+    heapStats: off('heapStats'),
+    heapSnapshot: out('heapSnapshot'),
+    cpuprofile: out('cpuprofile'),
+    pprof: out('pprof'),
+    heapProfile: Boolean(flagText(v, 'heapProfile')),
+    heapPprof: out('heapPprof'),
     json: out('json'),
     html: out('html'),
     compare: v.compare,
@@ -183,6 +217,10 @@ function report(r, o, p, out, n) {
 
 async function attach(args, out, err) {
   const o = options(args);
+  if (o.help) {
+    out.write(`usage:\n${USAGE}`);
+    return 0;
+  }
   const p = printer(out, err);
   let capturing = false; // events between captures (the report being written) are not printed
   const live = liveLines((line) => p.line(line), p.c);
@@ -248,4 +286,4 @@ async function run(args, out, err) {
   }
 }
 
-module.exports = { run, options };
+module.exports = { run, options, USAGE, FLAGS };

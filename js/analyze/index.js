@@ -19,7 +19,7 @@ const CALL_STACK_FUNCTIONS = 5;
 const STACKS_PER_FUNCTION = 3;
 const STACK_DEPTH = 64; // frames kept per stack, from the leaf
 const SCOPE_FUNCTIONS = 5;
-const LONG_CALL_MS = 50; // a single call this long stalls the loop (the monitor's default lagThreshold)
+const LONG_CALL_MS = 50; // a single call this long stalls the loop (the monitor's default lagThresholdMs)
 const LONG_CALL_FUNCTIONS = 5;
 
 /** The heaviest distinct caller chains of a function, given its nodes, leaf first. */

@@ -243,11 +243,11 @@ class Capture {
   }
 
   #lagOptions() {
-    return { enabled: this.#inner.options.lag, thresholdMs: this.#inner.options.lagThreshold };
+    return { enabled: this.#inner.options.lag, thresholdMs: this.#inner.options.lagThresholdMs };
   }
 
   #ioOptions() {
-    return { enabled: this.#inner.options.io, thresholdMs: this.#inner.options.ioThreshold };
+    return { enabled: this.#inner.options.io, thresholdMs: this.#inner.options.ioThresholdMs };
   }
 
   /**
@@ -271,7 +271,7 @@ class Capture {
   #study(profile, lag) {
     const { scopeTimeline, routes, offsetUs, epochOffsetUs } = profiler.onProfileClock(this.#takeTimeline());
     this.#pprofContext = { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: this.#o.profile.intervalUs };
-    const studied = study(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThreshold });
+    const studied = study(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThresholdMs });
     lag.events = profileStalls(lag.events, profile, studied.measured, { originMs: ORIGIN, offsetUs, scopeTimeline, frameOf });
     return studied;
   }

@@ -4,17 +4,18 @@
 // percent of the cost of a heap snapshot and none of its memory. Objects collected since are
 // kept, so the profile shows what was allocated (the churn a GC pays for), not what is live.
 
-const { integerIn, plainObject, knownOnly } = require('../validate');
+const { fromTable } = require('../validate');
 const { onSession } = require('./profile');
 
-const DEFAULT_INTERVAL_BYTES = 32768; // V8's default
-const INTERVAL_LIMITS = [1024, 1 << 30];
+// The options of capture({ heapProfile: { … } }), an entry of the capture table (js/capture/options.js).
+const HEAP_PROFILE = Object.freeze([
+  { name: 'samplingIntervalBytes', default: 32768, range: [1024, 1 << 30], unit: 'bytes', meaning: "bytes allocated between samples (V8's default)" },
+]);
+const DEFAULT_INTERVAL_BYTES = HEAP_PROFILE[0].default;
 
 /** Heap profile options, defaults filled in; a bad value throws a TypeError or RangeError naming it. */
 function heapProfileOptions(options) {
-  const given = knownOnly('heapProfile', plainObject('heapProfile options', options), ['samplingIntervalBytes']);
-  const { samplingIntervalBytes = DEFAULT_INTERVAL_BYTES } = given;
-  return { samplingIntervalBytes: integerIn('samplingIntervalBytes', samplingIntervalBytes, INTERVAL_LIMITS) };
+  return fromTable(HEAP_PROFILE, options, { what: 'heapProfile', prefix: 'heapProfile.' });
 }
 
 /**
@@ -27,4 +28,4 @@ function start(options) {
   return onSession([['HeapProfiler.enable'], ['HeapProfiler.startSampling', sampling]], 'HeapProfiler.stopSampling');
 }
 
-module.exports = { start, heapProfileOptions, DEFAULT_INTERVAL_BYTES };
+module.exports = { start, HEAP_PROFILE, heapProfileOptions, DEFAULT_INTERVAL_BYTES };

@@ -6,23 +6,45 @@ const nodePath = require('node:path');
 const { pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const profiler = require('./profile');
 const heapProfiler = require('./heap-profile');
-const { describe, withDefaults, integerIn, boolean, plainObject, knownOnly } = require('../validate');
+const { describe, integerIn, boolean, plainObject, fromTable } = require('../validate');
 const { epochMs } = require('../clock');
 
 const MAX_MS = 7 * 24 * 3600 * 1000; // a week: the longest capture or watch interval
-const DEFAULTS = Object.freeze({
-  durationMs: 10000,
-  profile: false,
-  heapProfile: false,
-  heapStats: true,
-  heapSnapshot: false,
-  json: false,
-  html: false,
-  cpuprofile: false,
-  pprof: false,
-  heapPprof: false,
-});
-const PATHS = ['heapSnapshot', 'json', 'html', 'cpuprofile', 'pprof', 'heapPprof'];
+
+// The options of capture() and watch(): one table (see js/validate.js for what an entry says).
+// A file option's attach flag is its name in kebab case and its variable RLOOP_ and its name in
+// upper snake case (test/package/options.test.js holds them to it).
+const CAPTURE = Object.freeze([
+  {
+    name: 'durationMs', default: 10000, range: [1, MAX_MS], check: durationMs, unit: 'ms', variable: 'RLOOP_DURATION',
+    flag: { name: 'duration', short: 'd', arg: '<duration>', bare: 's' }, meaning: 'how long to capture; Infinity: until stop() or the process ends',
+  },
+  {
+    name: 'profile', default: false, check: withOptions(profiler.profileOptions), options: profiler.PROFILE, variable: 'RLOOP_PROFILE',
+    flag: { name: 'no-profile' }, meaning: 'take a CPU profile: true or { intervalUs }',
+  },
+  {
+    name: 'heapProfile', default: false, check: withOptions(heapProfiler.heapProfileOptions), options: heapProfiler.HEAP_PROFILE,
+    variable: 'RLOOP_HEAP_PROFILE', flag: { name: 'heap-profile' }, meaning: 'sample allocations: true or { samplingIntervalBytes }',
+  },
+  { name: 'heapStats', default: true, check: boolean, flag: { name: 'no-heap-stats' }, meaning: 'heap stats at start and end, and a memory timeline' },
+  { name: 'heapSnapshot', default: false, check: pathOption, variable: 'RLOOP_HEAP_SNAPSHOT', flag: { name: 'heap-snapshot', arg: '<f>' }, meaning: 'heap snapshot path, taken as the capture ends' },
+  { name: 'json', default: false, check: pathOption, variable: 'RLOOP_JSON', flag: { name: 'json', arg: '<f>' }, meaning: 'path of the report as JSON' },
+  { name: 'html', default: false, check: pathOption, variable: 'RLOOP_HTML', flag: { name: 'html', arg: '<f>' }, meaning: 'path of the self-contained HTML report' },
+  {
+    name: 'cpuprofile', default: false, check: pathOption, variable: 'RLOOP_CPUPROFILE', flag: { name: 'cpuprofile', arg: '<f>', aliases: ['save-profile'] },
+    meaning: 'path of the raw .cpuprofile (with profile)',
+  },
+  {
+    name: 'pprof', default: false, check: pathOption, variable: 'RLOOP_PPROF', flag: { name: 'pprof', arg: '<f>', aliases: ['save-pprof'] },
+    meaning: 'path of the profile as gzipped pprof, labelled by scope (with profile)',
+  },
+  {
+    name: 'heapPprof', default: false, check: pathOption, variable: 'RLOOP_HEAP_PPROF', flag: { name: 'heap-pprof', arg: '<f>', aliases: ['save-heap-pprof'] },
+    meaning: 'path of the allocations sampled as gzipped pprof (with heapProfile)',
+  },
+]);
+const DEFAULT_DURATION_MS = CAPTURE[0].default;
 
 const PLACEHOLDERS = ['{pid}', '{time}', '{n}'];
 // Zero-code use (register/) is told the files a capture wrote, to say where the report went: a
@@ -72,26 +94,30 @@ function permitted(file) {
   return process.permission?.has('fs.write', nodePath.resolve(file)) ?? true;
 }
 
+function durationMs(name, value, { range }) {
+  return value === Infinity ? value : integerIn(name, value, range);
+}
+
+/** An option that is true, false or the object of options `nested` checks (true: its defaults). */
+function withOptions(nested) {
+  return (name, value, { options }) => {
+    if (value === false) return false;
+    if (value === true) return nested({});
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new TypeError(`rloop: option '${name}' must be true, false or { ${options.map((e) => e.name).join(', ')} }, got ${describe(value)}`);
+    }
+    return nested(value);
+  };
+}
+
 /**
- * Capture options, defaults filled in (`defaults` over DEFAULTS: watch()'s); `durationMs:
+ * Capture options, defaults filled in (`defaults` over the table's: watch()'s); `durationMs:
  * Infinity` runs until stop() or exit.
  */
-function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
-  const given = knownOnly(what, plainObject(`${what} options`, options), Object.keys(DEFAULTS));
-  const o = withDefaults(defaults, given);
-  if (o.durationMs !== Infinity) integerIn('durationMs', o.durationMs, [1, MAX_MS]);
-  if (typeof o.profile !== 'boolean' && (o.profile === null || typeof o.profile !== 'object' || Array.isArray(o.profile))) {
-    throw new TypeError(`rloop: option 'profile' must be true, false or { intervalUs }, got ${describe(o.profile)}`);
-  }
-  if (o.profile !== false) o.profile = profiler.profileOptions(o.profile === true ? {} : o.profile);
-  if (typeof o.heapProfile !== 'boolean' && (o.heapProfile === null || typeof o.heapProfile !== 'object' || Array.isArray(o.heapProfile))) {
-    throw new TypeError(`rloop: option 'heapProfile' must be true, false or { samplingIntervalBytes }, got ${describe(o.heapProfile)}`);
-  }
-  if (o.heapProfile !== false) o.heapProfile = heapProfiler.heapProfileOptions(o.heapProfile === true ? {} : o.heapProfile);
-  boolean('heapStats', o.heapStats);
-  for (const name of PATHS) o[name] = pathOption(name, o[name]);
+function captureOptions(options, what = 'capture()', defaults = {}) {
+  const o = fromTable(CAPTURE, options, { what, defaults });
   // Not enumerable: the report's meta.options spreads these options, and this is none of them.
-  if (typeof given[WRITTEN] === 'function') Object.defineProperty(o, WRITTEN, { value: given[WRITTEN] });
+  if (typeof options?.[WRITTEN] === 'function') Object.defineProperty(o, WRITTEN, { value: options[WRITTEN] });
   return o;
 }
 
@@ -99,7 +125,7 @@ function captureOptions(options, what = 'capture()', defaults = DEFAULTS) {
 function watchOptions(options) {
   const { everyMs, ...rest } = plainObject('watch() options', options);
   integerIn('everyMs', everyMs, [1, MAX_MS]);
-  const capture = captureOptions(rest, 'watch()', { ...DEFAULTS, durationMs: Math.min(DEFAULTS.durationMs, everyMs) });
+  const capture = captureOptions(rest, 'watch()', { durationMs: Math.min(DEFAULT_DURATION_MS, everyMs) });
   if (capture.durationMs > everyMs) {
     throw new RangeError(`rloop: option 'durationMs' (${capture.durationMs}) must not exceed 'everyMs' (${everyMs})`);
   }
@@ -117,4 +143,4 @@ function numberCapture() {
   return ++captures;
 }
 
-module.exports = { captureOptions, watchOptions, expand, numberCapture, permitted, WRITTEN };
+module.exports = { CAPTURE, captureOptions, watchOptions, expand, numberCapture, permitted, WRITTEN };

@@ -3,16 +3,18 @@
 // The result is V8's raw profile, the content of a .cpuprofile file; js/analyze/index.js reads it.
 
 const { hrtimeNs, offsetFrom, ORIGIN } = require('../clock');
-const { integerIn, plainObject, knownOnly } = require('../validate');
+const { fromTable } = require('../validate');
 const markers = require('./markers');
 
-const DEFAULT_INTERVAL_US = 100;
-const INTERVAL_LIMITS = [10, 1e6];
+// The options of capture({ profile: { … } }), an entry of the capture table (js/capture/options.js).
+const PROFILE = Object.freeze([
+  { name: 'intervalUs', default: 100, range: [10, 1e6], unit: 'µs', variable: 'RLOOP_PROFILE_INTERVAL_US', meaning: 'CPU sampling interval' },
+]);
+const DEFAULT_INTERVAL_US = PROFILE[0].default;
 
 /** Profile options, defaults filled in; a bad value throws a TypeError or RangeError naming it. */
 function profileOptions(options) {
-  const { intervalUs = DEFAULT_INTERVAL_US } = knownOnly('profile', plainObject('profile options', options), ['intervalUs']);
-  return { intervalUs: integerIn('intervalUs', intervalUs, INTERVAL_LIMITS) };
+  return fromTable(PROFILE, options, { what: 'profile', prefix: 'profile.' });
 }
 
 /**
@@ -100,4 +102,4 @@ function onProfileClock({ transitions, routes }) {
   return { scopeTimeline, routes, offsetUs, epochOffsetUs: ORIGIN * 1000 - offsetUs };
 }
 
-module.exports = { start, onSession, profileOptions, profileClockOffsetUs, onProfileClock, DEFAULT_INTERVAL_US };
+module.exports = { start, onSession, PROFILE, profileOptions, profileClockOffsetUs, onProfileClock, DEFAULT_INTERVAL_US };

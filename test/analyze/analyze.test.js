@@ -86,7 +86,7 @@ const EXPECT = {
 test('profile.start validates its options', async () => {
   assert.deepStrictEqual(profile.profileOptions(), { intervalUs: 100 });
   await assert.rejects(profile.start({ intervalUs: '100' }), TypeError);
-  await assert.rejects(profile.start({ intervalUs: 1 }), /'intervalUs' must be between 10 and/);
+  await assert.rejects(profile.start({ intervalUs: 1 }), /'profile.intervalUs' must be between 10 and/);
   await assert.rejects(profile.start({ interval: 100 }), /unknown profile option 'interval'/);
   await assert.rejects(profile.start(null), TypeError);
   assert.strictEqual(JSON.parse, NATIVE_PARSE, 'a failed start marks nothing');

@@ -16,7 +16,7 @@ test("attaching and leaving a target that is mostly inside an async hook's callb
   t.after(() => app.kill());
   app.exited.then((e) => { if (e.code !== null || e.signal !== 'SIGTERM') console.log('the app exited', e, app.output); });
   const inspectorsBefore = listening(app.pid);
-  const o = { log: () => {}, events: ['lag'], start: { lagThreshold: 50 }, target: 0, pid: app.pid };
+  const o = { log: () => {}, events: ['lag'], start: { lagThresholdMs: 50 }, target: 0, pid: app.pid };
   for (let i = 0; i < 8; i++) {
     const c = await connection.open(o, () => {});
     assert.strictEqual(c.info.started, true, `attach ${i} started a monitor`);

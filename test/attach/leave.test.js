@@ -81,7 +81,7 @@ test('an attach arriving just after the last one left takes over the pending clo
   t.after(() => { if (app.exitCode !== null && app.exitCode !== 0) console.log(app.output); });
   const inspectorsBefore = listening(app.pid);
   const lines = [];
-  const o = { log: (l) => lines.push(l), events: ['lag'], start: { lagThreshold: 50, ioThreshold: 500, io: true }, target: 0 };
+  const o = { log: (l) => lines.push(l), events: ['lag'], start: { lagThresholdMs: 50, ioThresholdMs: 500, io: true }, target: 0 };
   const first = await connection.open({ ...o, pid: app.pid }, () => {});
   assert.strictEqual(first.opened, true, 'the first attach opened the inspector');
   // The second connects; the first leaves (its monitor stopped, the agent gone), and before it

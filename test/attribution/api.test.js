@@ -25,6 +25,11 @@ test('invalid options throw a TypeError or RangeError that names the option', ()
     [{ keySlots: 4 }, RangeError, /'keySlots'/],
     [{ keySlots: (1 << 20) + 1 }, RangeError, /'keySlots' must be between 16 and 1048576/],
     [{ windowMS: 100 }, TypeError, /unknown start\(\) option 'windowMS'/],
+    [{ lagThresholdMs: 0 }, RangeError, /'lagThresholdMs' must be between 1 and/],
+    // An alias is checked under the name it was given by; giving both forms names both.
+    [{ lagThreshold: 0 }, RangeError, /'lagThreshold' must be between 1 and/],
+    [{ lagThreshold: 50, lagThresholdMs: 50 }, TypeError, /options 'lagThresholdMs' and 'lagThreshold' \(its alias\) are both given/],
+    [{ ioThreshold: 10, ioThresholdMs: 20 }, TypeError, /options 'ioThresholdMs' and 'ioThreshold' \(its alias\) are both given/],
     [42, TypeError, /start\(\) options must be an object/],
     [null, TypeError, /start\(\) options must be an object/],
   ];
@@ -41,6 +46,17 @@ test('invalid options throw a TypeError or RangeError that names the option', ()
     assert.throws(() => rloop.restore(bad), (e) => e instanceof TypeError && /restore\(\) needs what enter\(\) returned/.test(e.message), String(bad));
   }
   assert.strictEqual(rloop.monitor(), null, 'no monitor was left running by a failed start');
+});
+
+test('lagThreshold and ioThreshold, the older names of lagThresholdMs and ioThresholdMs, still set them', async () => {
+  const mon = rloop.start({ lagThreshold: 30, ioThreshold: 70 });
+  try {
+    const report = await mon.capture({ durationMs: 50, heapStats: false });
+    assert.deepStrictEqual([report.lag.thresholdMs, report.io.thresholdMs], [30, 70]);
+    assert.deepStrictEqual([report.meta.options.lagThresholdMs, report.meta.options.ioThresholdMs], [30, 70]);
+  } finally {
+    mon.stop();
+  }
 });
 
 test('scope() without start() still runs fn, returns its value and propagates its error', () => {

@@ -30,7 +30,7 @@ async function stepped(stepMs, fn) {
 
 for (const step of [STEP_MS, -STEP_MS]) {
   test(`a capture across a step of the wall clock by ${step / 3_600_000} h: its start, end, windows, heap samples and stalls agree`, async () => {
-    const mon = rloop.start({ windowMs: 100, lagThreshold: 30 });
+    const mon = rloop.start({ windowMs: 100, lagThresholdMs: 30 });
     try {
       const capture = mon.capture({ durationMs: 600 });
       await new Promise((resolve) => setTimeout(resolve, 150));

@@ -25,7 +25,7 @@ function blockFor(ms) {
 }
 
 test('a capture needs no window or lag listener: the addon records windows and stalls', async () => {
-  const mon = rloop.start({ windowMs: 50, lagThreshold: 30 });
+  const mon = rloop.start({ windowMs: 50, lagThresholdMs: 30 });
   const report = mon.capture({ durationMs: 500, heapStats: false });
   assert.strictEqual(mon.listenerCount('window') + mon.listenerCount('lag'), 0, 'nothing listens');
   // Set from a later turn of the loop: a loaded machine can make the first one outlast 100 ms.
@@ -180,7 +180,7 @@ test('capture() with no options at all runs with every default', async () => {
 });
 
 test('an option given as undefined takes its default, in every options parser', async () => {
-  const mon = rloop.start({ windowMs: undefined, lag: undefined, lagThreshold: undefined, io: undefined, ioThreshold: undefined });
+  const mon = rloop.start({ windowMs: undefined, lag: undefined, lagThresholdMs: undefined, io: undefined, ioThresholdMs: undefined });
   try {
     assert.strictEqual(mon.windowMs, 1000);
     const report = await mon.capture({ durationMs: 30, profile: undefined, heapStats: undefined, json: undefined, html: undefined });
@@ -270,7 +270,7 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 test('many concurrent captures add no listeners: no MaxListenersExceededWarning, each gets the slow I/O', () => {
   const script = `const rloop = require(${JSON.stringify(path.join(__dirname, '..', '..'))});
     const http = require('node:http');
-    const mon = rloop.start({ ioThreshold: 50 });
+    const mon = rloop.start({ ioThresholdMs: 50 });
     const server = http.createServer((req, res) => setTimeout(() => res.end('late'), 80)).listen(0, '127.0.0.1', async () => {
       const runs = Array.from({ length: 12 }, () => mon.capture({ durationMs: 400, heapStats: false }));
       http.get({ host: '127.0.0.1', port: server.address().port, path: '/slow' }, (res) => res.resume());
@@ -288,7 +288,7 @@ test('many concurrent captures add no listeners: no MaxListenersExceededWarning,
 test('I/O that never returns: emitted as pending once overdue, and listed by a capture that ends first', async () => {
   const silent = http.createServer(() => {}); // answers nothing, ever
   await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  const mon = rloop.start({ ioThreshold: 100, lag: false });
+  const mon = rloop.start({ ioThresholdMs: 100, lag: false });
   const live = [];
   mon.on('slowIO', (e) => live.push(e));
   const wakes = setInterval(() => {}, 20); // the app's own activity wakes the loop
@@ -320,7 +320,7 @@ test('I/O that never returns: emitted as pending once overdue, and listed by a c
 test('an operation told pending is told again as it ends, marked so, kept once by a capture and printed once by attach and top', async () => {
   const slow = http.createServer((req, res) => setTimeout(() => res.end('ok'), 300));
   await new Promise((resolve) => slow.listen(0, '127.0.0.1', resolve));
-  const mon = rloop.start({ ioThreshold: 100, lag: false });
+  const mon = rloop.start({ ioThresholdMs: 100, lag: false });
   const live = [];
   mon.on('slowIO', (e) => live.push(e));
   const wakes = setInterval(() => {}, 20); // the app's own activity wakes the loop
@@ -435,7 +435,7 @@ test("a stall that holds the start of a capture's CPU profile (V8 walks all code
   const many = path.join(tmp, 'many-functions.js');
   fs.writeFileSync(many, Array.from({ length: 20_000 }, (_, i) => `exports.f${i} = function f${i}(x) { return x + ${i}; };`).join('\n'));
   require(many);
-  const mon = rloop.start({ io: false, lagThreshold: 10 });
+  const mon = rloop.start({ io: false, lagThresholdMs: 10 });
   const keep = setInterval(() => {}, 20);
   try {
     const report = await rloop.scope('asker', () => mon.capture({ durationMs: 300, profile: true, heapStats: false }));

@@ -98,7 +98,7 @@ test('bad heapProfile options: a TypeError or RangeError naming the option', asy
   const mon = rloop.start();
   try {
     await assert.rejects(mon.capture({ heapProfile: 'yes' }), (e) => e instanceof TypeError && /'heapProfile' must be true, false or \{ samplingIntervalBytes \}/.test(e.message));
-    await assert.rejects(mon.capture({ heapProfile: { samplingIntervalBytes: 10 } }), (e) => e instanceof RangeError && /'samplingIntervalBytes'/.test(e.message));
+    await assert.rejects(mon.capture({ heapProfile: { samplingIntervalBytes: 10 } }), (e) => e instanceof RangeError && /'heapProfile.samplingIntervalBytes'/.test(e.message));
     await assert.rejects(mon.capture({ heapProfile: { interval: 10 } }), (e) => e instanceof TypeError && /interval/.test(e.message));
   } finally {
     mon.stop();

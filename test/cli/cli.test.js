@@ -107,6 +107,22 @@ test('--help prints the usage and --version the version, both on stdout with exi
   }
 });
 
+test("attach's flags: durations with a unit, a bare number in the flag's old unit, the --save-* aliases, --help", () => {
+  const { options } = require('../../cli/attach/command');
+  const o = options(['1', '-d', '1.5', '-t', '20ms', '--io-threshold', '2s', '--cpuprofile', 'p.cpuprofile', '--save-pprof', 'p.pb.gz', '--heap-pprof', 'h.pb.gz']);
+  assert.deepStrictEqual([o.durationMs, o.start.lagThreshold, o.start.ioThreshold], [1500, 20, 2000], 'a bare -d is in seconds');
+  assert.deepStrictEqual([o.cpuprofile, o.pprof, o.heapPprof], ['p.cpuprofile', 'p.pb.gz', 'h.pb.gz'].map((f) => path.resolve(f)));
+  assert.deepStrictEqual([options(['1', '-d', '2m']).durationMs, options(['1', '-d', '500ms', '-t', '80']).start.lagThreshold], [120000, 80], 'a bare -t is in ms');
+  assert.deepStrictEqual([options(['1']).durationMs, options(['1']).start.lagThreshold, options(['1']).start.ioThreshold], [10000, 50, 500], 'the options\' defaults');
+  assert.strictEqual(options(['1', '--save-profile', 'old.cpuprofile', '--save-heap-pprof', 'old.pb.gz']).cpuprofile, path.resolve('old.cpuprofile'));
+  assert.throws(() => options(['1', '--cpuprofile', 'a', '--save-profile', 'b']), /--cpuprofile and --save-profile \(its alias\) are both given/);
+  assert.throws(() => options(['1', '-d', 'soon']), /--duration must be a duration such as 10s, 500ms or 2m \(a bare number is in seconds\), got "soon"/);
+  assert.throws(() => options(['1', '-t', '0ms']), /--threshold must be between 1ms and 3600000ms, got "0ms"/);
+  const help = cli('attach', '--help');
+  assert.deepStrictEqual([help.status, help.stderr], [0, '']);
+  assert.match(help.stdout, /^usage:\n {2}rloop attach <pid> \[-d <duration>\]/);
+});
+
 // One set of numbers: compare() counts stalls as the report's page does.
 test('compare counts every stall recorded and the longest of them, as the page states them', () => {
   const report = (lagMs, dropped) => ({

@@ -92,9 +92,9 @@ test('through NODE_OPTIONS, with a timed capture and paths from the environment'
   const out = path.join(tmp, 'timed-{pid}.json');
   const r = runApp([], {
     NODE_OPTIONS: `--require ${path.join(ROOT, 'register', 'index.js')}`,
-    RLOOP_DURATION: '1000',
+    RLOOP_DURATION: '1s',
     RLOOP_JSON: out,
-    RLOOP_LAG_THRESHOLD: '20',
+    RLOOP_LAG_THRESHOLD: '20ms',
     RLOOP_IO_THRESHOLD: 'off',
   });
   assert.strictEqual(r.status, 0, r.stderr);
@@ -102,21 +102,36 @@ test('through NODE_OPTIONS, with a timed capture and paths from the environment'
   assertValidReport(report);
   assert.strictEqual(report.meta.partial, false);
   assert.ok(Math.abs(report.meta.durationMs - 1000) < 150);
-  assert.strictEqual(report.meta.options.lagThreshold, 20);
+  assert.strictEqual(report.meta.options.lagThresholdMs, 20);
   assert.strictEqual(report.io.enabled, false);
   assert.strictEqual(report.profile, null);
+});
+
+test('durations take a unit, a bare number keeps its unit (ms), and "off" turns each switch off', () => {
+  const { fromEnv } = require('../../register/variables');
+  const rloop = require('../..')[Symbol.for('rloop.zeroCode')];
+  const read = (env) => fromEnv(env, rloop);
+  const given = read({ RLOOP_DURATION: '2m', RLOOP_DELAY: '1.5s', RLOOP_WINDOW_MS: '500', RLOOP_LAG_THRESHOLD: '100ms', RLOOP_IO_THRESHOLD: '1s', RLOOP_PROFILE: '1', RLOOP_PROFILE_INTERVAL_US: '1ms' });
+  assert.deepStrictEqual([given.capture.durationMs, given.delayMs, given.start.windowMs, given.start.lagThresholdMs, given.start.ioThresholdMs, given.capture.profile.intervalUs], [120000, 1500, 500, 100, 1000, 1000]);
+  assert.strictEqual(read({ RLOOP_DURATION: '1000' }).capture.durationMs, 1000, 'a bare number is in ms');
+  assert.strictEqual(read({ RLOOP_PROFILE: '1', RLOOP_PROFILE_INTERVAL_US: '250' }).capture.profile.intervalUs, 250, 'in µs for the profile interval');
+  const off = read({ RLOOP_LAG_THRESHOLD: 'off', RLOOP_IO_THRESHOLD: 'off', RLOOP_AUTO_SCOPES: 'off' }).start;
+  assert.deepStrictEqual([off.lag, off.io, off.autoScopes], [false, false, { http: false, timers: false }]);
+  assert.strictEqual(read({ RLOOP_LAG_THRESHOLD: '0' }).start.lag, false, 'RLOOP_LAG_THRESHOLD=0, the older form of off');
+  assert.throws(() => read({ RLOOP_DURATION: '10 seconds' }), /^TypeError: RLOOP_DURATION must be a duration such as 10s, 500ms or 2m \(a bare number is in ms\), got "10 seconds"$/);
 });
 
 test('a bad variable, of any kind, is one line on stderr and rloop is fully off; the app runs as without it', () => {
   const plain = runApp([], {});
   const before = reports();
   for (const [env, message] of [
-    [{ RLOOP_DURATION: 'soon' }, /RLOOP_DURATION must be a whole number/],
+    [{ RLOOP_DURATION: 'soon' }, /RLOOP_DURATION must be a duration such as 10s/],
     [{ RLOOP_PROFILE: 'yes' }, /RLOOP_PROFILE must be 0 or 1/],
     [{ RLOOP_WINDOW_MS: '1' }, /RLOOP_WINDOW_MS="1": option 'windowMs' must be between 10 and/],
     // Capture options: checked before anything starts, not by the capture once it has.
     [{ RLOOP_DURATION: '0' }, /RLOOP_DURATION="0": option 'durationMs' must be between 1 and/],
-    [{ RLOOP_PROFILE: '1', RLOOP_PROFILE_INTERVAL_US: '1' }, /RLOOP_PROFILE_INTERVAL_US="1": option 'intervalUs'/],
+    [{ RLOOP_PROFILE: '1', RLOOP_PROFILE_INTERVAL_US: '1' }, /RLOOP_PROFILE_INTERVAL_US="1": option 'profile.intervalUs'/],
+    [{ RLOOP_LAG_THRESHOLD: '0.5ms' }, /RLOOP_LAG_THRESHOLD="0.5ms": option 'lagThresholdMs' must be an integer/],
     [{ RLOOP_HTML: 'r-{date}.html' }, /RLOOP_HTML="r-\{date\}.html": option 'html' holds \{date\}: only \{pid\}, \{time\}, \{n\}/],
     [{ RLOOP_JSON: path.join(tmp, 'missing-{pid}', 'r.json') }, /RLOOP_JSON=.*: option 'json': folder .*missing-\d+ does not exist/],
     [{ RLOOP_JSON: tmp }, /RLOOP_JSON=.*: option 'json': .* is a folder/],
@@ -166,7 +181,7 @@ test('RLOOP_DELAY keeps the app\'s start-up out of the capture', () => {
   assert.ok(report.meta.durationMs > 900 && report.meta.durationMs < 1700, `captured ${report.meta.durationMs} ms of a ~2 s app`);
   assert.ok(!report.lag.events.some((e) => e.atStart), 'no stall from the start-up');
   assert.ok(report.lag.events.some((e) => e.lagMs >= 110), 'the app\'s own late stall is in');
-  assert.match(runApp(['-r', 'rloop/register'], { RLOOP_DELAY: 'soon' }).stderr, /^rloop: not started: RLOOP_DELAY must be a whole number/);
+  assert.match(runApp(['-r', 'rloop/register'], { RLOOP_DELAY: 'soon' }).stderr, /^rloop: not started: RLOOP_DELAY must be a duration such as 10s/);
 });
 
 test('RLOOP_METRICS_PORT serves the metrics endpoint of a zero-code app; a bad port is named', async () => {

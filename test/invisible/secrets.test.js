@@ -61,7 +61,7 @@ test('a capture records no secret planted in URLs, error messages or script URLs
   const base = `http://user:${SECRET}@127.0.0.1:${port}`;
 
   await primeStackSampler(); // so that the stall gets a stack, with the module's URL in it
-  const mon = rloop.start({ ioThreshold: 0, lagThreshold: 50 });
+  const mon = rloop.start({ ioThresholdMs: 0, lagThresholdMs: 50 });
   const live = [];
   mon.on('lag', (e) => live.push(e));
   const json = path.join(tmp, 'report.json');

@@ -343,7 +343,7 @@ test('rloop loads neither http nor https: an app that loads http after start has
   fs.writeFileSync(app, `
 const loaded = () => process.moduleLoadList.filter((m) => /^NativeModule (https?|tls)$/.test(m));
 const events = [];
-require(${JSON.stringify(path.join(__dirname, '..', '..'))}).start({ ioThreshold: 0 }).on('slowIO', (e) => events.push(e));
+require(${JSON.stringify(path.join(__dirname, '..', '..'))}).start({ ioThresholdMs: 0 }).on('slowIO', (e) => events.push(e));
 const atStart = loaded();
 const http = require('node:http');
 const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1', async () => {

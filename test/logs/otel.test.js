@@ -26,7 +26,7 @@ let logs;
 before(async () => {
   api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   await primeStackSampler();
-  mon = rloop.start({ lagThreshold: 50, ioThreshold: 150 });
+  mon = rloop.start({ lagThresholdMs: 50, ioThresholdMs: 150 });
   server = http.createServer((req, res) => setTimeout(() => res.end('late'), 250)).listen(0, '127.0.0.1');
   await once(server, 'listening');
   logs = rloop.otelLogs(loggerProvider);

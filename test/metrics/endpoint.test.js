@@ -48,7 +48,7 @@ test('a port that cannot be listened on fails start(), before anything is instal
 });
 
 test('the endpoint serves threads, scopes and slow I/O; stopping the monitor closes the port', async () => {
-  const mon = rloop.start({ windowMs: 100, ioThreshold: 0, metrics: { port: 0 } });
+  const mon = rloop.start({ windowMs: 100, ioThresholdMs: 0, metrics: { port: 0 } });
   try {
     const { port, host, path } = mon.metrics;
     assert.deepStrictEqual([host, path], ['127.0.0.1', '/metrics']);

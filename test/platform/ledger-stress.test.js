@@ -20,7 +20,7 @@ const SLACK_MS = 5; // a window may end a read's duration late; less than the id
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('a writer switching scopes fast never gets a negative or impossible window', async () => {
-  const mon = rloop.start({ windowMs: 10, history: 1000, lagThreshold: 1000 });
+  const mon = rloop.start({ windowMs: 10, history: 1000, lagThresholdMs: 1000 });
   let windows;
   const names = ['a', 'b', 'c'];
   let switches = 0;

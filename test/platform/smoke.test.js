@@ -62,7 +62,7 @@ function blockOnArm(ms) {
 }
 
 test('a stall is reported with its scope and the blocker on its stack', async () => {
-  const mon = rloop.start({ lagThreshold: 60 });
+  const mon = rloop.start({ lagThresholdMs: 60 });
   const alive = setInterval(() => {}, 1000); // the 'lag' delivery keeps no loop alive
   try {
     // The stack sampler starts at the first stall (js/stalls/sampler.js): later ones have stacks.
@@ -86,7 +86,7 @@ test('a stall is reported with its scope and the blocker on its stack', async ()
 });
 
 test('a capture gives a report with the scopes, the stall and an HTML page', async () => {
-  const mon = rloop.start({ windowMs: 100, lagThreshold: 60 });
+  const mon = rloop.start({ windowMs: 100, lagThresholdMs: 60 });
   const alive = setInterval(() => {}, 1000); // nor does the capture's timer
   try {
     const pending = mon.capture({ durationMs: 700, heapStats: false });
@@ -125,7 +125,7 @@ scrape();
 `;
 
 test('the metrics endpoint answers from its own thread while the loop is blocked', async () => {
-  const mon = rloop.start({ lagThreshold: 50, metrics: { port: 0 } });
+  const mon = rloop.start({ lagThresholdMs: 50, metrics: { port: 0 } });
   const seen = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(SCRAPER, { eval: true, workerData: { port: mon.metrics.port, seen } });
   try {

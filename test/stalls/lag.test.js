@@ -23,7 +23,7 @@ test.after(() => clearInterval(keepAlive));
 
 test('a 300 ms busy loop: noticed within threshold + 50 ms, its scope, its stack', async () => {
   await primeStackSampler();
-  const mon = rloop.start({ lagThreshold: 50 });
+  const mon = rloop.start({ lagThresholdMs: 50 });
   const lag = new Promise((resolve) => mon.once('lag', resolve));
   const at = epochMs();
   setTimeout(() => rloop.scope('culprit', () => blockingWork(300), { key: 'job-7' }), 1);
@@ -53,7 +53,7 @@ test('a 300 ms busy loop: noticed within threshold + 50 ms, its scope, its stack
 });
 
 test('short stretches are not lag; lag: false tracks none', async () => {
-  const mon = rloop.start({ lagThreshold: 200, windowMs: 100 });
+  const mon = rloop.start({ lagThresholdMs: 200, windowMs: 100 });
   const events = [];
   mon.on('lag', (e) => events.push(e));
   await new Promise((resolve) => setTimeout(() => resolve(blockingWork(60)), 1));
@@ -71,7 +71,7 @@ test('a worker gets lag events for its own loop (no stack: only the main thread 
   const w = new Worker(
     `const rloop = require(${JSON.stringify(require.resolve('../..'))});
      const { parentPort } = require('node:worker_threads');
-     const mon = rloop.start({ lagThreshold: 50 });
+     const mon = rloop.start({ lagThresholdMs: 50 });
      const keepAlive = setInterval(() => {}, 1000);
      mon.on('lag', (e) => { mon.stop(); clearInterval(keepAlive); parentPort.postMessage(e); });
      setTimeout(() => rloop.scope('worker-job', () => { const end = performance.now() + 120; while (performance.now() < end); }), 10);`,
@@ -100,7 +100,7 @@ test('the stack sampler leaves no trace: exit code and stderr as without rloop',
 // sampler's interrupt to come on a loaded machine, where a thread may wait tens of ms for a core.
 test('the stack sampler starts at the first stall, inside a callback: that stall has no stack, the next ones do', () => {
   const script = `const rloop = require(${JSON.stringify(require.resolve('../..'))});
-    const mon = rloop.start({ lagThreshold: 30 });
+    const mon = rloop.start({ lagThresholdMs: 30 });
     const stalls = [];
     mon.on('lag', (e) => stalls.push(Boolean(e.stack)));
     const spin = (ms) => { const e = Date.now() + ms; while (Date.now() < e); };
@@ -195,7 +195,7 @@ async function stallIn(mon, cases) {
 test('a stall in native work is never blamed on the JS that ran after it', async () => {
   await primeStackSampler();
   const { cases, close } = nativeCases();
-  const mon = rloop.start({ lagThreshold: 50 });
+  const mon = rloop.start({ lagThresholdMs: 50 });
   let seen;
   try {
     seen = await stallIn(mon, cases);
@@ -238,7 +238,7 @@ test('with a profile running, a stall has the stack of the profile samples insid
       return fs.readFileSync(fifo, 'utf8');
     },
   });
-  const mon = rloop.start({ lagThreshold: 50 });
+  const mon = rloop.start({ lagThresholdMs: 50 });
   let report;
   try {
     const captured = mon.capture({ profile: true, durationMs: 120000 });

@@ -40,7 +40,7 @@ test('with a profile, a stall names what ran just before its blocker (stackBefor
   let text = big(20000);
   while (timed(() => JSON.parse(text)) < 300) text = big(Math.ceil((JSON.parse(text).length * 3) / 2));
   const parseBig = () => JSON.parse(text);
-  const mon = rloop.start({ lagThreshold: 50 });
+  const mon = rloop.start({ lagThresholdMs: 50 });
   let report;
   try {
     const captured = mon.capture({ profile: true, durationMs: 120000 });
