@@ -1,5 +1,6 @@
-//! The N-API surface: everything here runs off the hot path (start, scope registration,
-//! reads). The hot path itself is js/attribution/hooks.js writing the ledger.
+//! One thread's monitor, as js/monitor.js holds it: attached to the thread's loop, reading its
+//! ledger's windows, recording for captures. The N-API surface of each concern is its folder's
+//! napi.rs; this class ties them to one thread.
 
 use std::ptr;
 use std::sync::atomic::AtomicU64;
@@ -7,18 +8,19 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi::sys;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::aggregator::Config;
-use crate::clock::{self, Clock};
-use crate::ledger::{self, Ledger};
-use crate::registry;
-use crate::shared::Shared;
-use crate::signals;
-use crate::uv::{self, Attachment};
-use crate::window::LiveJson;
+use crate::attribution::aggregator::{Aggregator, Config};
+use crate::attribution::ledger::{self, Ledger};
+use crate::attribution::napi::{add_scope, bind_key};
+use crate::attribution::window::{JsonWindows, LiveJson};
+use crate::capture::report::Totals;
+use crate::boundary::{check, raw_function, to_json, Callback};
+use crate::runtime::clock::Clock;
+use crate::runtime::shared::Shared;
+use crate::runtime::uv::{self, Attachment};
 
 /// Options as validated by js/options.js.
 #[napi(object)]
@@ -35,110 +37,6 @@ pub struct MonitorOptions {
     pub time_origin: f64,
     /// Stalls at least this long are lag events; absent: no lag tracking.
     pub lag_threshold_ms: Option<f64>,
-}
-
-/// A JS callback any thread may call; weak, so it never keeps a process alive.
-type Callback<T> = ThreadsafeFunction<T, Unknown<'static>, T, Status, false, true>;
-
-/// Milliseconds on the process-wide monotonic clock, to calibrate `performance.now()`.
-#[napi(catch_unwind)]
-pub fn monotonic_ms() -> f64 {
-    clock::monotonic_ms()
-}
-
-/// The number of f64 cells a ledger needs for these options.
-#[napi(catch_unwind)]
-pub fn ledger_cells(max_scopes: u32, key_slots: u32) -> u32 {
-    ledger::cells(config_slots(max_scopes, key_slots)) as u32
-}
-
-fn config_slots(max_scopes: u32, key_slots: u32) -> usize {
-    Config { window_ms: 0.0, history: 0, max_scopes: max_scopes as usize, key_slots: key_slots as usize, max_keys: 0, worst_keys: 0, time_origin: 0.0 }.slots()
-}
-
-/// Every monitored thread's live window and last complete one, as JSON.
-#[napi(catch_unwind)]
-pub fn threads() -> Result<String> {
-    // Each thread's windows are taken under its lock and written out after it.
-    let described: Vec<_> = registry::monitors().iter().filter_map(|m| m.describe()).collect();
-    to_json(&described)
-}
-
-/// Bulk data crosses N-API as one JSON string (js/native.js parses it): napi-rs's conversion
-/// of a `Value` into JS objects stops at a million values, which a few hundred keyed scopes
-/// over a default history reach.
-fn to_json(v: &impl serde::Serialize) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| Error::new(Status::GenericFailure, format!("rloop: {e}")))
-}
-
-/// Calls `on_stall(wake)` while a stall on thread `thread_id` goes on, from the watch thread;
-/// the stack sampler (js/stalls/sampler-worker.js) answers with `stallStack`.
-#[napi(catch_unwind)]
-pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
-    registry::listen_for_stalls(
-        thread_id,
-        Some(Box::new(move |wake| {
-            on_stall.call(wake, ThreadsafeFunctionCallMode::NonBlocking);
-        })),
-    );
-}
-
-/// Gives the stall of thread `thread_id` that woke at `wake` the frames taken while it blocked,
-/// asked for and answered at these epoch ms, the thread having run `ran_ms` of CPU in between
-/// (`threadCpuMs`), with the OpenTelemetry span active there or null. False when that stall is
-/// over or has a stack already.
-#[napi(catch_unwind)]
-pub fn stall_stack(thread_id: u32, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value, trace: Value) -> bool {
-    registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, asked, answered, ran_ms, frames, trace))
-}
-
-/// Milliseconds of CPU monitored thread `thread_id` has used, or null.
-#[napi(catch_unwind)]
-pub fn thread_cpu_ms(thread_id: u32) -> Option<f64> {
-    registry::find(thread_id).and_then(|m| m.cpu?.ms())
-}
-
-/// Has `finish(signal)` run on thread `thread_id` (the caller) when one of `signals` (SIGINT,
-/// SIGTERM) arrives, with no JS listener; then the signal takes effect as it would have
-/// (src/signals.rs).
-#[napi(catch_unwind)]
-pub fn arm_signals(thread_id: u32, signals: Vec<String>, finish: Callback<String>) -> Result<()> {
-    let wanted: Vec<_> = signals.iter().filter_map(|n| signals::SIGNALS.iter().find(|(_, s)| s == n).map(|(sig, _)| *sig)).collect();
-    let finisher: signals::Finisher = Arc::new(move |name: &'static str, done: Box<dyn FnOnce() + Send>| {
-        finish.call_with_return_value(name.to_owned(), ThreadsafeFunctionCallMode::NonBlocking, move |_, _| {
-            done();
-            Ok(())
-        });
-    });
-    signals::arm(thread_id, &wanted, finisher).map_err(|e| Error::from_reason(format!("rloop: cannot listen for signals: {e}")))
-}
-
-/// Stops thread `thread_id`'s listening for signals: with the last thread's, the actions
-/// `armSignals` replaced are back.
-#[napi(catch_unwind)]
-pub fn disarm_signals(thread_id: u32) {
-    signals::disarm(thread_id);
-}
-
-/// Listens again, at once, for the armed signals whose last app listener is gone (libuv left
-/// SIG_DFL): an app listener that removes itself and raises the signal again (`process.once`,
-/// signal-exit) must find rloop listening, not the default action.
-#[napi(catch_unwind)]
-pub fn rearm_signals() {
-    signals::rearm();
-}
-
-/// Returns memory glibc's malloc keeps after a burst (a heap snapshot frees as much as the heap
-/// again) to the system. True if some was released.
-#[napi(catch_unwind)]
-pub fn trim_malloc() -> bool {
-    registry::give_back_freed()
-}
-
-/// Panics, so tests can show a Rust panic reaches JS as an exception.
-#[napi(js_name = "_panicForTests", catch_unwind)]
-pub fn panic_for_tests() {
-    panic!("rloop test panic");
 }
 
 /// One thread's monitor. Created by js/monitor.js, which owns the ledger buffer.
@@ -216,13 +114,13 @@ impl NativeMonitor {
     pub fn history(&self, after: f64) -> Result<String> {
         // The windows are shared: taken under the lock, written out after it.
         let (windows, origin) = self.live(|agg, _, _| (agg.history().filter(|w| w.seq as f64 > after).cloned().collect::<Vec<_>>(), agg.config().time_origin))?;
-        serde_json::to_string(&crate::window::JsonWindows(&windows, origin)).map_err(|e| Error::new(Status::GenericFailure, format!("rloop: {e}")))
+        to_json(&JsonWindows(&windows, origin))
     }
 
     /// Busy time per scope since start, the current window included; JSON.
     #[napi(catch_unwind)]
     pub fn totals(&self) -> Result<String> {
-        to_json(&self.live(|agg, ledger, now| crate::report::Totals::read(agg, ledger, now))?)
+        to_json(&self.live(|agg, ledger, now| Totals::read(agg, ledger, now))?)
     }
 
     /// Sets (a function) or clears (null) who receives each lag event, as JSON, when the loop
@@ -244,8 +142,9 @@ impl NativeMonitor {
     }
 
     /// Starts a recording of every window closed and every stall from now (a capture's data,
-    /// bounded: see src/recording.rs); returns its id for takeRecording. `frame`, JSON: the
-    /// report so far, for the addon to finish and write if the thread's JS cannot (src/report.rs).
+    /// bounded: see src/capture/recording.rs); returns its id for takeRecording. `frame`, JSON:
+    /// the report so far, for the addon to finish and write if the thread's JS cannot
+    /// (src/capture/report.rs).
     #[napi(catch_unwind)]
     pub fn record(&self, frame: Option<String>) -> Result<u32> {
         let frame = frame.map(|f| serde_json::from_str(&f)).transpose().map_err(|e| Error::new(Status::InvalidArg, format!("rloop: report frame: {e}")))?;
@@ -290,106 +189,7 @@ impl NativeMonitor {
         }
     }
 
-    fn live<R>(&self, f: impl FnOnce(&mut crate::aggregator::Aggregator, &Ledger, f64) -> R) -> Result<R> {
+    fn live<R>(&self, f: impl FnOnce(&mut Aggregator, &Ledger, f64) -> R) -> Result<R> {
         self.shared.with(f).ok_or_else(|| Error::new(Status::GenericFailure, "rloop: monitor is stopped"))
-    }
-}
-
-/// A JS function `name` calling `cb` with `shared` as its data, freed with the function.
-fn raw_function(env: Env, name: &str, cb: unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value, shared: &Arc<Shared>) -> Result<Unknown<'static>> {
-    let data = Box::into_raw(Box::new(shared.clone()));
-    let raw = env.raw();
-    // SAFETY: `data` is freed by the finalizer of the function that carries it, once.
-    unsafe {
-        let mut f = ptr::null_mut();
-        if let Err(e) = check(sys::napi_create_function(raw, name.as_ptr().cast(), name.len() as isize, Some(cb), data.cast(), &mut f), "napi_create_function")
-            .and_then(|()| check(sys::napi_add_finalizer(raw, f, data.cast(), Some(drop_shared), ptr::null_mut(), ptr::null_mut()), "napi_add_finalizer"))
-        {
-            drop(Box::from_raw(data));
-            return Err(e);
-        }
-        Ok(Unknown::from_raw_unchecked(raw, f))
-    }
-}
-
-/// Longest name or key in UTF-8: js/options.js takes names of at most 256 UTF-16 units and cuts
-/// keys to as many, at most 3 bytes each.
-const MAX_TEXT_BYTES: usize = 1024;
-
-/// Runs `f` with a raw function's `N` arguments and its `Shared`; its error, or a panic, is
-/// thrown as `rloop: <what>: …`, and its value returned.
-unsafe fn raw_call<const N: usize>(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-    what: &str,
-    f: impl FnOnce(&[sys::napi_value; N], &Shared) -> std::result::Result<sys::napi_value, String>,
-) -> sys::napi_value {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut argc = N;
-        let mut argv = [ptr::null_mut(); N];
-        let mut data = ptr::null_mut();
-        ok(sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data), "arguments")?;
-        // SAFETY: `data` is the Arc that raw_function boxed, freed only by the function's finalizer.
-        f(&argv, &*(data as *const Arc<Shared>))
-    }));
-    let message = match result {
-        Ok(Ok(value)) => return value,
-        Ok(Err(e)) => format!("rloop: {what}: {e}"),
-        Err(_) => format!("rloop: panic in {what}"),
-    };
-    let message = std::ffi::CString::new(message).unwrap_or_default();
-    sys::napi_throw_error(env, ptr::null(), message.as_ptr());
-    ptr::null_mut()
-}
-
-fn ok(status: sys::napi_status, what: &str) -> std::result::Result<(), String> {
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(what.to_owned())
-    }
-}
-
-/// A string argument of at most `MAX_TEXT_BYTES` in UTF-8.
-unsafe fn text(env: sys::napi_env, value: sys::napi_value, what: &str) -> std::result::Result<String, String> {
-    // Not zeroed: N-API writes the `len` bytes read back (and a NUL), per call on the hot path.
-    let mut buf = std::mem::MaybeUninit::<[u8; MAX_TEXT_BYTES + 1]>::uninit();
-    let mut len = 0usize;
-    ok(sys::napi_get_value_string_utf8(env, value, buf.as_mut_ptr().cast(), MAX_TEXT_BYTES + 1, &mut len), what)?;
-    Ok(String::from_utf8_lossy(std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len)).into_owned())
-}
-
-const STOPPED: &str = "monitor is stopped";
-
-unsafe extern "C" fn add_scope(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    raw_call::<1>(env, info, "addScope", |argv, shared| {
-        let name = text(env, argv[0], "name must be a string")?;
-        let slot = shared.with_ledger(|agg, _| agg.add_scope(&name)).ok_or(STOPPED)?;
-        let mut value = ptr::null_mut();
-        ok(sys::napi_create_uint32(env, slot as u32, &mut value), "result")?;
-        Ok(value)
-    })
-}
-
-unsafe extern "C" fn bind_key(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    raw_call::<3>(env, info, "bindKey", |argv, shared| {
-        let (mut slot, mut scope) = (0u32, 0u32);
-        ok(sys::napi_get_value_uint32(env, argv[0], &mut slot), "slot must be a number")?;
-        ok(sys::napi_get_value_uint32(env, argv[1], &mut scope), "scope must be a number")?;
-        let key = text(env, argv[2], "key must be a string")?;
-        shared.with_ledger(|agg, ledger| agg.bind_key(ledger, slot as usize, scope as usize, key)).ok_or(STOPPED)??;
-        Ok(ptr::null_mut()) // undefined
-    })
-}
-
-unsafe extern "C" fn drop_shared(_env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
-    drop(Box::from_raw(data as *mut Arc<Shared>));
-}
-
-fn check(status: sys::napi_status, what: &str) -> Result<()> {
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(Error::new(Status::InvalidArg, what.to_owned()))
     }
 }

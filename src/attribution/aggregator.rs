@@ -10,13 +10,13 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use crate::keys::Unnamed;
 #[cfg(test)]
-use crate::lag::LagStats;
-use crate::ledger::{Ledger, Reading};
-use crate::names::Names;
-use crate::slots::{Active, PerSlot};
-pub use crate::window::{Pending, ScopeWindow, Window};
+use crate::stalls::lag::LagStats;
+use super::keys::Unnamed;
+use super::ledger::{Ledger, Reading};
+use super::names::Names;
+use super::slots::{Active, PerSlot};
+pub use super::window::{Pending, ScopeWindow, Window};
 
 pub const UNATTRIBUTED: usize = 0;
 pub const OTHER: usize = 1;
@@ -101,7 +101,7 @@ impl Aggregator {
             scopes_overflowed: 0,
             key_owner: Vec::new(),
             base: PerSlot::new(cfg.key_base()),
-            active: Active::new(cfg.key_base(), &[UNATTRIBUTED, OTHER], crate::slots::sweep_for(cfg.window_ms)),
+            active: Active::new(cfg.key_base(), &[UNATTRIBUTED, OTHER], super::slots::sweep_for(cfg.window_ms)),
             retired: Retired::default(),
             window_start: now,
             due: now + cfg.window_ms,
@@ -385,7 +385,7 @@ fn delta(now: Reading, base: Reading) -> Reading {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::test_support::Memory;
+    use crate::attribution::ledger::test_support::Memory;
 
     fn cfg() -> Config {
         Config { window_ms: 1000.0, history: 3, max_scopes: 2, key_slots: 2, max_keys: 2, worst_keys: 1, time_origin: 0.0 }
@@ -506,7 +506,7 @@ mod tests {
         let seqs: Vec<u64> = a.history().map(|w| w.seq).collect();
         assert_eq!(seqs, vec![3, 4, 5]);
         assert_eq!(a.due(), 6000.0);
-        assert_eq!(m.get(crate::ledger::WINDOW), 6.0, "JS reads the window open now");
+        assert_eq!(m.get(crate::attribution::ledger::WINDOW), 6.0, "JS reads the window open now");
     }
 
     #[test]
@@ -538,7 +538,7 @@ mod tests {
 
     #[test]
     fn with_more_slots_in_use_than_a_sweep_late_work_of_a_quiet_key_is_found_not_lost() {
-        let c = Config { window_ms: 10.0, key_slots: crate::slots::sweep_for(10.0) + 10, max_keys: 10, ..cfg() };
+        let c = Config { window_ms: 10.0, key_slots: crate::attribution::slots::sweep_for(10.0) + 10, max_keys: 10, ..cfg() };
         let m = Memory::new(c.slots());
         let l = m.ledger();
         let mut a = Aggregator::new(c.clone(), 0.0);
@@ -548,7 +548,7 @@ mod tests {
             a.bind_key(&l, k0 + j, s, format!("k{j}")).unwrap();
         }
         let mut t = 0.0;
-        for _ in 0..=crate::slots::GRACE {
+        for _ in 0..=crate::attribution::slots::GRACE {
             t += 10.0;
             a.close(&l, t, None); // every key slot quiet: they leave the active list
         }
@@ -566,7 +566,7 @@ mod tests {
     #[test]
     fn a_close_of_a_churning_key_ring_counts_its_scratch_to_be_given_back() {
         // What malloc keeps after a close of tens of thousands of charged slots is what the
-        // watch thread gives back (registry::lasting); a close of a few slots counts nothing.
+        // watch thread gives back (malloc::lasting); a close of a few slots counts nothing.
         let c = Config { key_slots: 1 << 16, max_keys: 10_000, ..cfg() };
         let m = Memory::new(c.slots());
         let l = m.ledger();
@@ -574,7 +574,7 @@ mod tests {
         let s = a.add_scope("s");
         let k0 = 2 + c.max_scopes;
         let few = a.close_begin(&l, 1.0);
-        assert_eq!(crate::registry::lasting(few.scratch_bytes()), 0);
+        assert_eq!(crate::runtime::malloc::lasting(few.scratch_bytes()), 0);
         let mut t = 1.0;
         for j in 0..c.key_slots {
             a.bind_key(&l, k0 + j, s, format!("key-{j}")).unwrap();
@@ -585,7 +585,7 @@ mod tests {
         m.switch_to(UNATTRIBUTED, t);
         let many = a.close_begin(&l, t + 1.0);
         assert_eq!(many.charges.len(), c.key_slots + 1, "every key slot was charged, and unattributed");
-        assert!(crate::registry::lasting(many.scratch_bytes()) >= c.key_slots * 80, "{} bytes", many.scratch_bytes());
+        assert!(crate::runtime::malloc::lasting(many.scratch_bytes()) >= c.key_slots * 80, "{} bytes", many.scratch_bytes());
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! Reports the addon finishes itself, when the capture's thread cannot run JS any more: its
-//! loop blocked when a signal ends the process (src/signals.rs), or a worker terminated
-//! mid-capture (src/uv.rs). At capture start JS hands over a frame — the report as far as it
-//! is known then (meta, options, output path, redacted already) and the totals it starts from;
-//! here it is completed from the recording: windows, stalls, the stall going on, busy time
-//! per scope up to now, the slow I/O events JS pushed as they came. What only JS holds (I/O
-//! aggregates, heap, the CPU profile) is listed as missing. The JSON is written beside, and atomically (tmp + rename): a process dying by
-//! signal leaves either the whole report or none.
+//! loop blocked when a signal ends the process (src/capture/signals.rs), or a worker terminated
+//! mid-capture (src/runtime/uv.rs). At capture start JS hands over a frame — the report as far
+//! as it is known then (meta, options, output path, redacted already) and the totals it starts
+//! from; here it is completed from the recording: windows, stalls, the stall going on, busy
+//! time per scope up to now, the slow I/O events JS pushed as they came. What only JS holds
+//! (I/O aggregates, heap, the CPU profile) is listed as missing. The JSON is written beside,
+//! and atomically (tmp + rename): a process dying by signal leaves either the whole report or
+//! none.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -15,10 +16,10 @@ use std::sync::Arc;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 
-use crate::aggregator::Aggregator;
-use crate::ledger::{Ledger, Reading};
-use crate::recording::Recording;
-use crate::shared::Shared;
+use crate::attribution::aggregator::Aggregator;
+use crate::attribution::ledger::{Ledger, Reading};
+use crate::runtime::shared::Shared;
+use super::recording::Recording;
 
 /// A running recording that came with a report frame, with what is needed to finish its report.
 pub struct Unfinished {
