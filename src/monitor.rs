@@ -12,11 +12,10 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::attribution::aggregator::{Aggregator, Config};
+use crate::attribution::aggregator::{Aggregator, Config, Totals};
 use crate::attribution::ledger::{self, Ledger};
 use crate::attribution::napi::{add_scope, bind_key};
 use crate::attribution::window::{JsonWindows, LiveJson};
-use crate::capture::report::Totals;
 use crate::boundary::{check, raw_function, to_json, Callback};
 use crate::runtime::clock::Clock;
 use crate::runtime::shared::Shared;
