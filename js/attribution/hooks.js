@@ -24,7 +24,7 @@ const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:
 const dc = require('node:diagnostics_channel');
 const { now } = require('../clock');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
-const { SINCE, WAKE, WANT, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
+const { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, ORDERED, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
 const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
 const frames = require('./context-frames');
 
@@ -49,7 +49,7 @@ class Context {
   }
 }
 
-const ROOT = new Context(0, null, null, undefined, 0); // unattributed, under every monitor
+const ROOT = new Context(UNATTRIBUTED, null, null, undefined, 0); // under every monitor
 
 let L = IDLE; // the ledger
 let R = IDLE_R; // its RUNNING cell: the slot charged now, or -1 while idle
@@ -234,10 +234,10 @@ function woke(at) {
   cur = c;
   // rloop's own work is unattributed time, not the callback's about to run.
   const done = now();
-  L[HEADER] += done - at;
+  L[HEADER + UNATTRIBUTED] += done - at;
   // In the profile's timeline too: switches inside that work are overruled (js/attribution/timeline.js).
   if (log !== null) {
-    log.add(at, 0);
+    log.add(at, UNATTRIBUTED);
     log.add(done, scopeSlot(c));
   }
   return done;
@@ -299,7 +299,7 @@ function install(ledger, slots, want) {
   cur = ROOT;
   depth = 0;
   L[SINCE] = L[WAKE] = now();
-  Atomics.store(R, 0, 0); // the code running now (the caller of start()) is unattributed busy time
+  Atomics.store(R, 0, UNATTRIBUTED); // the code running now (the caller of start()) is unattributed busy time
   if (FRAMES) {
     store = new AsyncLocalStorage(); // new per monitor, like the tag
     frames.use(store, ROOT);

@@ -27,7 +27,7 @@ mod totals;
 
 pub const UNATTRIBUTED: usize = 0;
 pub const OTHER: usize = 1;
-const FIRST_SCOPE: usize = 2;
+pub const FIRST_SCOPE: usize = 2;
 /// Heap bytes the history keeps at most (see `Window::heap_bytes`): with many scopes charged
 /// in every window it keeps fewer than `history` windows, the oldest going first, and counts
 /// them in `history_dropped`; a window over the bound on its own stays until the next one

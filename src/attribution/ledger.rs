@@ -3,7 +3,7 @@
 //! Layout (index into f64 cells):
 //! - `RUNNING`: the slot charged now, or -1 while the loop is idle (closed by the prepare handle),
 //!   an i32 in the cell's first 4 bytes (JS: an Int32Array over the cell), published last; in
-//!   its last 4 bytes the i32 switch count (JS: `SEQ`), odd while a switch is being written;
+//!   its last 4 bytes the i32 switch count (`SEQ`), odd while a switch is being written;
 //! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds; while
 //!   idle, when the idle mark closed it (the scope timeline of a CPU profile reads it,
 //!   js/attribution/timeline.js);
@@ -15,6 +15,9 @@
 //!   (node-red/attribution.js), whenever JS gets to see that window closed;
 //! - `HEADER + slot`: cumulative busy milliseconds of each slot;
 //! - `HEADER + slots + slot`: cumulative callbacks of each slot.
+//!
+//! JS takes these indices, and the slots every ledger has (`aggregator::UNATTRIBUTED`, `OTHER`,
+//! `FIRST_SCOPE`), from the addon as it loads (`layout()`; js/attribution/ledger.js).
 //!
 //! Only the monitored thread writes (but `WINDOW`, a value JS only reads). Other threads read each cell as one aligned load, so a
 //! value is never torn. A switch stores `SINCE` (and `WAKE`), the last slot's total, then
@@ -61,6 +64,8 @@ pub const WAKE: usize = 2;
 pub const WANT: usize = 3;
 pub const WINDOW: usize = 4;
 pub const HEADER: usize = 5;
+/// The switch count's i32 in the `RUNNING` cell (the slot charged is the other, the first).
+pub const SEQ: usize = 1;
 
 /// Looks of `snapshot` for a settled reading (the writer's switch takes tens of ns).
 const TRIES: u32 = 8;
@@ -124,7 +129,7 @@ impl Ledger {
     }
 
     fn seq_cell(&self) -> &AtomicI32 {
-        as_i32(self.cell(RUNNING), 1)
+        as_i32(self.cell(RUNNING), SEQ)
     }
 
     /// The slot being charged and since when, if the loop is busy. Cells read after this

@@ -1,5 +1,5 @@
-//! The N-API surface of attribution: the ledger's size, every thread's windows, and the raw
-//! functions that register scope names and bind keys (`NativeMonitor::scope_adder`,
+//! The N-API surface of attribution: the ledger's layout and size, every thread's windows, and
+//! the raw functions that register scope names and bind keys (`NativeMonitor::scope_adder`,
 //! `key_binder`), which run on the monitored thread for every new name or key.
 
 use std::ptr;
@@ -11,8 +11,43 @@ use napi_derive::napi;
 use crate::boundary::{ok, raw_call, text, to_json};
 use crate::runtime::registry;
 
-use super::aggregator::Config;
+use super::aggregator::{Config, FIRST_SCOPE, OTHER, UNATTRIBUTED};
 use super::ledger;
+
+/// Where the hooks write what this addon reads: the ledger's header cells, the switch count's
+/// i32 in the `RUNNING` cell, and the slots every ledger has (see src/attribution/ledger.rs).
+/// js/attribution/ledger.js takes it once, as it loads.
+#[napi(object)]
+pub struct Layout {
+    pub running: u32,
+    pub since: u32,
+    pub wake: u32,
+    pub want: u32,
+    pub window: u32,
+    pub header: u32,
+    pub seq: u32,
+    pub unattributed: u32,
+    pub other: u32,
+    pub first_scope: u32,
+}
+
+/// The ledger's layout, as this addon reads it.
+#[napi(catch_unwind)]
+pub fn layout() -> Layout {
+    let n = |i: usize| i as u32;
+    Layout {
+        running: n(ledger::RUNNING),
+        since: n(ledger::SINCE),
+        wake: n(ledger::WAKE),
+        want: n(ledger::WANT),
+        window: n(ledger::WINDOW),
+        header: n(ledger::HEADER),
+        seq: n(ledger::SEQ),
+        unattributed: n(UNATTRIBUTED),
+        other: n(OTHER),
+        first_scope: n(FIRST_SCOPE),
+    }
+}
 
 /// The number of f64 cells a ledger needs for these options.
 #[napi(catch_unwind)]

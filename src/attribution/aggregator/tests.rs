@@ -52,7 +52,7 @@ fn binding_and_a_close_under_the_lock_wait_on_no_name() {
     let pending = std::thread::scope(|s| {
         let held = names.hold();
         s.spawn(|| {
-            a.bind_key(&l, 2 + c.max_scopes, x, "k".into()).unwrap();
+            a.bind_key(&l, FIRST_SCOPE + c.max_scopes, x, "k".into()).unwrap();
             let _ = done.send(a.close_begin(&l, 20.0));
         });
         let pending = got.recv_timeout(std::time::Duration::from_secs(20));
@@ -65,10 +65,10 @@ fn binding_and_a_close_under_the_lock_wait_on_no_name() {
 #[test]
 fn scopes_past_the_cap_go_to_other_and_are_counted() {
     let mut a = Aggregator::new(cfg(), 0.0);
-    assert_eq!(a.add_scope("a"), 2);
-    assert_eq!(a.add_scope("b"), 3);
+    assert_eq!(a.add_scope("a"), FIRST_SCOPE);
+    assert_eq!(a.add_scope("b"), FIRST_SCOPE + 1);
     assert_eq!(a.add_scope("c"), OTHER);
-    assert_eq!(a.add_scope("b"), 3, "a name registered before keeps its slot once full");
+    assert_eq!(a.add_scope("b"), FIRST_SCOPE + 1, "a name registered before keeps its slot once full");
     assert_eq!(a.add_scope("(other)"), OTHER, "past the cap, a name is no built-in slot's");
     assert_eq!(a.add_scope("c"), OTHER);
     assert_eq!(a.scopes_overflowed(), 3, "each entry past the cap counts");
@@ -81,7 +81,7 @@ fn keys_get_percentiles_worst_and_survive_rebinding() {
     let l = m.ledger();
     let mut a = Aggregator::new(c.clone(), 0.0);
     let s = a.add_scope("route");
-    let k0 = 2 + c.max_scopes;
+    let k0 = FIRST_SCOPE + c.max_scopes;
     a.bind_key(&l, k0, s, "req-1".into()).unwrap();
     m.switch_to(k0, 0.0);
     m.switch_to(UNATTRIBUTED, 10.0);
@@ -103,7 +103,7 @@ fn keys_get_percentiles_worst_and_survive_rebinding() {
     assert_eq!(keys.max_ms, 30.0);
     assert!((keys.p50_ms - 10.0).abs() < 0.1, "{keys:?}");
     assert!((keys.p99_ms - 30.0).abs() < 0.3, "{keys:?}");
-    assert!(a.bind_key(&l, 1, s, "x".into()).is_err(), "slot 1 is not a key slot");
+    assert!(a.bind_key(&l, OTHER, s, "x".into()).is_err(), "(other) is not a key slot");
     m.switch_to(k0, 50.0);
     let err = a.bind_key(&l, k0, s, "req-4".into()).unwrap_err();
     assert_eq!(err, format!("slot {k0} is being charged"), "its running interval would go to the new key");
@@ -157,7 +157,7 @@ fn with_more_slots_in_use_than_a_sweep_late_work_of_a_quiet_key_is_found_not_los
     let l = m.ledger();
     let mut a = Aggregator::new(c.clone(), 0.0);
     let s = a.add_scope("s");
-    let k0 = 2 + c.max_scopes;
+    let k0 = FIRST_SCOPE + c.max_scopes;
     for j in 0..c.key_slots {
         a.bind_key(&l, k0 + j, s, format!("k{j}")).unwrap();
     }
@@ -186,7 +186,7 @@ fn a_close_of_a_churning_key_ring_counts_its_scratch_to_be_given_back() {
     let l = m.ledger();
     let mut a = Aggregator::new(c.clone(), 0.0);
     let s = a.add_scope("s");
-    let k0 = 2 + c.max_scopes;
+    let k0 = FIRST_SCOPE + c.max_scopes;
     let few = a.close_begin(&l, 1.0);
     assert_eq!(crate::runtime::malloc::lasting(few.scratch_bytes()), 0);
     let mut t = 1.0;

@@ -32,7 +32,7 @@ impl Memory {
     }
     /// What the JS hot path does off x64 when the charged slot changes at `now`.
     pub fn switch_to(&self, slot: usize, now: f64) {
-        let seq = as_i32(&self.cells[RUNNING], 1);
+        let seq = as_i32(&self.cells[RUNNING], SEQ);
         let odd = begin(seq);
         let running = self.running();
         if running >= 0 {

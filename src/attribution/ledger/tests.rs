@@ -2,7 +2,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
 
 use super::test_support::Memory;
-use super::{as_i32, Reading, RUNNING, SINCE};
+use super::{as_i32, Reading, RUNNING, SEQ, SINCE};
 
 #[test]
 fn a_snapshot_mid_switch_leaves_the_running_interval_out() {
@@ -12,7 +12,7 @@ fn a_snapshot_mid_switch_leaves_the_running_interval_out() {
     m.switch_to(3, 30.0);
     let busy = |ms| Reading { busy_ms: ms, calls: 0.0 };
     assert_eq!(l.snapshot(50.0, |_| vec![2, 3]), (50.0, vec![(2, busy(20.0)), (3, busy(20.0))]));
-    as_i32(&m.cells[RUNNING], 1).fetch_add(1, Relaxed); // a writer paused inside a switch
+    as_i32(&m.cells[RUNNING], SEQ).fetch_add(1, Relaxed); // a writer paused inside a switch
     assert_eq!(l.snapshot(50.0, |_| vec![2, 3]), (50.0, vec![(2, busy(20.0)), (3, busy(0.0))]));
 }
 
