@@ -116,7 +116,7 @@ function charge(slot) {
     L[SINCE] = at; // before the total: a reader that sees the new total sees where it ends (x64)
     L[HEADER + running] += at - since;
   } else {
-    L[WAKE] = wake; // the loop wakes: a new stretch (src/lag.rs)
+    L[WAKE] = wake; // the loop wakes: a new stretch (src/stalls/lag.rs)
     L[SINCE] = at;
   }
   // Last: a reader that sees the new slot sees its start and its stretch's wake.
@@ -129,7 +129,7 @@ function charge(slot) {
 
 /** Logs a switch at `now` from `running` for the profile's timeline: cur is what is charged next. */
 function logSwitch(at, running) {
-  if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/ledger.rs)
+  if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/attribution/ledger.rs)
   log.add(at, scopeSlot(cur));
 }
 
@@ -285,8 +285,8 @@ function accepted({ socket }) {
 }
 
 /**
- * Starts charging `ledger` (a Float64Array laid out as src/ledger.rs says); `want()` is called
- * in the first callback after a stall that no stack could be taken of.
+ * Starts charging `ledger` (a Float64Array laid out as src/attribution/ledger.rs says); `want()` is
+ * called in the first callback after a stall that no stack could be taken of.
  */
 function install(ledger, slots, want) {
   L = ledger;
