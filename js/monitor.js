@@ -6,6 +6,7 @@ const { EventEmitter } = require('node:events');
 const { threadId } = require('node:worker_threads');
 const native = require('./native');
 const hooks = require('./attribution/hooks');
+const { OTHER, FIRST_SCOPE } = require('./attribution/ledger');
 const { now, ORIGIN, offsetFrom, setTimeout, clearTimeout } = require('./clock');
 const io = require('./io');
 const { Capture } = require('./capture/capture');
@@ -18,10 +19,8 @@ const endpoint = require('./metrics/endpoint');
 const { useGc } = require('./metrics/gc');
 const auto = require('./auto');
 
-// Slot layout, shared with src/aggregator.rs: 0 unattributed, 1 '(other)', then scopes, then keys.
-const OTHER = 1;
+// Slots: unattributed, OTHER ('(other)'), then scopes from FIRST_SCOPE, then keys.
 const OTHER_NAME = '(other)';
-const FIRST_SCOPE = 2;
 const NOT_RECORDED = '(not recorded)'; // a profile's samples after its timeline filled up
 
 /** `fn()` charged to no scope: what it starts (timers) is rloop's own work. */

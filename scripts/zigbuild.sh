@@ -8,7 +8,7 @@
 # - musl links musl's libc dynamically (-crt-static off: Rust's musl targets link it statically
 #   by default, and then build no cdylib), as Node does on Alpine.
 # - Windows is built with the GNU toolchain zig brings, for the official (MSVC) Node: the addon
-#   looks N-API and libuv up in node.exe (Cargo.toml, src/uv.rs). napi's build script still
+#   looks N-API and libuv up in node.exe (Cargo.toml, src/runtime/uv.rs). napi's build script still
 #   wants a libnode.dll to link to: an empty one is given, and no symbol comes from it.
 # - macOS: -dead_strip_dylibs keeps the libiconv Rust's std names for no symbol out of the
 #   load commands, so libSystem is all the addon loads.

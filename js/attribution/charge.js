@@ -12,7 +12,7 @@
 
 const { now } = require('../clock');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
-const { SINCE, WAKE, WANT, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, openSwitch } = require('./ledger');
+const { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, ORDERED, IDLE, IDLE_R, runningView, openSwitch } = require('./ledger');
 const { NEVER } = require('./context-frames');
 const { RING, ids: ringIds, contexts: ringCtx } = require('./ring');
 
@@ -37,7 +37,7 @@ class Context {
   }
 }
 
-const ROOT = new Context(0, null, null, undefined, 0); // unattributed, under every monitor
+const ROOT = new Context(UNATTRIBUTED, null, null, undefined, 0); // under every monitor
 
 /** What the carriers share with charging. */
 const state = {
@@ -98,7 +98,7 @@ function charge(slot) {
     L[SINCE] = at; // before the total: a reader that sees the new total sees where it ends (x64)
     L[HEADER + running] += at - since;
   } else {
-    L[WAKE] = wake; // the loop wakes: a new stretch (src/lag.rs)
+    L[WAKE] = wake; // the loop wakes: a new stretch (src/stalls/lag.rs)
     L[SINCE] = at;
   }
   // Last: a reader that sees the new slot sees its start and its stretch's wake.
@@ -111,7 +111,7 @@ function charge(slot) {
 
 /** Logs a switch at `at` from `running` for the profile's timeline: state.cur is what is charged next. */
 function logSwitch(at, running) {
-  if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/ledger.rs)
+  if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/attribution/ledger.rs)
   log.add(at, scopeSlot(state.cur));
 }
 
@@ -170,10 +170,10 @@ function woke(at) {
   state.cur = c;
   // rloop's own work is unattributed time, not the callback's about to run.
   const done = now();
-  L[HEADER] += done - at;
+  L[HEADER + UNATTRIBUTED] += done - at;
   // In the profile's timeline too: switches inside that work are overruled (js/attribution/timeline.js).
   if (log !== null) {
-    log.add(at, 0);
+    log.add(at, UNATTRIBUTED);
     log.add(done, scopeSlot(c));
   }
   return done;
@@ -198,7 +198,7 @@ function atWake(fn, at = -Infinity) {
 }
 
 /**
- * Starts charging `ledger` (a Float64Array laid out as src/ledger.rs says), of `slots` slots;
+ * Starts charging `ledger` (a Float64Array laid out as src/attribution/ledger.rs says), of `slots` slots;
  * `want()` is called in the first callback after a stall that no stack could be taken of.
  */
 function use(ledger, slots, want) {
@@ -212,7 +212,7 @@ function use(ledger, slots, want) {
   state.cur = ROOT;
   state.depth = 0;
   L[SINCE] = L[WAKE] = now();
-  Atomics.store(R, 0, 0); // the code running now (the caller of start()) is unattributed busy time
+  Atomics.store(R, 0, UNATTRIBUTED); // the code running now (the caller of start()) is unattributed busy time
 }
 
 /** Stops charging: writes go to an idle ledger, and nothing of the last monitor is held. */

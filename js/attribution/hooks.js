@@ -19,7 +19,7 @@ const carrier = FRAMES ? require('./by-context-frame') : require('./by-tag');
 clearRing(ROOT);
 
 /**
- * Starts charging `ledger` (a Float64Array laid out as src/ledger.rs says); `want()` is called
+ * Starts charging `ledger` (a Float64Array laid out as src/attribution/ledger.rs says); `want()` is called
  * in the first callback after a stall that no stack could be taken of.
  */
 function install(ledger, slots, want) {

@@ -1,21 +1,33 @@
 'use strict';
-// The ledger's layout, shared with src/ledger.rs: a Float64Array whose cells the hooks write and
-// the addon's watch thread reads. RUNNING (R[0], published last) and SEQ are i32s in the view R.
+// The ledger's layout: a Float64Array whose cells the hooks write and the addon's watch thread
+// reads, laid out as src/attribution/ledger.rs says. The addon gives the layout once, as this
+// loads: module constants, which the hooks read on every switch. RUNNING's cell, seen as two
+// i32s (the view R), holds the slot charged now (R[0], published last) and the switch count
+// (R[SEQ]); slots past the built-in ones (unattributed, '(other)') start at FIRST_SCOPE.
 
-const SINCE = 1;
-const WAKE = 2;
-const WANT = 3; // set by the addon after a stall that nothing could take a stack of
-const WINDOW = 4; // the seq of the window open now, stored by the addon's watch thread
-const HEADER = 5;
+const native = require('../native');
 
-// Stores a reader on another thread must see in program order (src/ledger.rs): x64 keeps it;
-// on arm64 and armv7 a switch's stores are a seqlock's write, between two Atomics.store of SEQ.
+const {
+  running: RUNNING,
+  since: SINCE,
+  wake: WAKE,
+  want: WANT, // set by the addon after a stall that nothing could take a stack of
+  window: WINDOW, // the seq of the window open now, stored by the addon's watch thread
+  header: HEADER,
+  seq: SEQ, // in R: the switch count, odd while one is written
+  unattributed: UNATTRIBUTED,
+  other: OTHER,
+  firstScope: FIRST_SCOPE,
+} = native.layout();
+
+// Stores a reader on another thread must see in program order (src/attribution/ledger.rs): x64
+// keeps it; on arm64 and armv7 a switch's stores are a seqlock's write, between two
+// Atomics.store of SEQ.
 const ORDERED = process.arch === 'x64';
-const SEQ = 1; // in R: the switch count, odd while one is written
 
 /** The RUNNING and SEQ cells of `ledger`. */
 function runningView(ledger) {
-  return new Int32Array(ledger.buffer, ledger.byteOffset, 2);
+  return new Int32Array(ledger.buffer, ledger.byteOffset + RUNNING * 8, 2);
 }
 
 /**
@@ -45,4 +57,4 @@ function openSwitch(R) {
   return Atomics.load(R, SEQ);
 }
 
-module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch };
+module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, OTHER, FIRST_SCOPE, ORDERED, IDLE, IDLE_R, runningView, newLedger, openSwitch };

@@ -3,7 +3,7 @@
 // optionally a CPU profile and a heap snapshot — assembled into a report and written where
 // asked. If the process ends mid-capture, what was collected is written synchronously with
 // `partial: true` (js/capture/exit-guard.js); if this thread's JS cannot run by then (a signal on a
-// blocked loop, a terminated worker), the addon writes the JSON itself (src/report.rs).
+// blocked loop, a terminated worker), the addon writes the JSON itself (src/capture/report.rs).
 
 const fs = require('node:fs');
 const { platform, arch, pid } = require('node:process'); // the process's own, whatever the app puts at global.process
@@ -23,7 +23,7 @@ const { renderPprof, renderHeapPprof } = require('../report/pprof');
 const { expand, numberCapture, permitted, WRITTEN } = require('./options');
 const { version } = require('../../package.json');
 
-const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/recording.rs)
+const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/capture/recording.rs)
 const HEAP_EVERY_MS = 1000;
 
 /**
@@ -45,7 +45,7 @@ class Capture {
   #n = numberCapture();
   #start = epochMs();
   #totalsBefore;
-  #recording; // the addon's recording of windows and stalls (src/recording.rs)
+  #recording; // the addon's recording of windows and stalls (src/capture/recording.rs)
   #framed; // whether the addon may finish the report (then it gets the slow I/O events too)
   #io = { events: [], dropped: 0 };
   #ioTotals; // this capture's I/O aggregates, when the monitor tracks I/O

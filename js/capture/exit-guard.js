@@ -1,6 +1,6 @@
 'use strict';
 // Writes what running captures collected when the process ends under them — exit, uncaught
-// exception, SIGTERM/SIGINT (src/signals.rs) — without changing how it ends: the exit code,
+// exception, SIGTERM/SIGINT (src/capture/signals.rs) — without changing how it ends: the exit code,
 // the app's error output and the signal's action stay as they would have been without rloop.
 
 const { isMainThread, threadId } = require('node:worker_threads');

@@ -67,15 +67,15 @@ function buildReport(c) {
 }
 
 /**
- * What the addon needs to finish a capture's report if the thread's JS cannot (src/report.rs:
- * a signal while the loop is blocked, a worker terminated): the report as known at the start,
- * the totals it starts from, where to write the JSON, what it will lack (what only JS holds)
- * and whether a failure to write it is said on stderr.
+ * What the addon needs to finish a capture's report if the thread's JS cannot
+ * (src/capture/report.rs: a signal while the loop is blocked, a worker terminated): the report as
+ * known at the start, the totals it starts from, where to write the JSON, what it will lack (what
+ * only JS holds) and whether a failure to write it is said on stderr.
  * @param c as for buildReport, without what is collected: { meta, windowMs, totalsBefore,
  *   lag: { enabled, thresholdMs }, io: { enabled, thresholdMs }, heapStats, profile, heapProfile }
  */
 function reportFrame(c, path, say) {
-  // Slow I/O events reach the addon as they come (src/recording.rs); the aggregates do not.
+  // Slow I/O events reach the addon as they come (src/capture/recording.rs); the aggregates do not.
   const missing = [c.io.enabled && 'io.aggregates', c.heapStats && 'heap', c.profile && 'profile', c.heapProfile && 'heapProfile'].filter(Boolean);
   const report = {
     schema: SCHEMA,

@@ -2,7 +2,7 @@
 // A stall's stack from the capture's CPU profile, when one ran. The profiler's signal stops the
 // thread wherever it is — inside JSON.parse, a regex or C++ too — so its samples inside the
 // stall's span show the blocker, where the stack sampler's interrupt waits for the next JS
-// (src/blame.rs). Only samples in the scope the stall is charged to count: the stall's other
+// (src/stalls/blame.rs). Only samples in the scope the stall is charged to count: the stall's other
 // scopes are listed in its `scopes`. The same samples, in order, tell what ran just before the
 // blocker in the stall (`stackBefore`): how the loop got there, where the blocker's own stack
 // names only its callers. Pure: no clock, no I/O.
@@ -13,7 +13,7 @@ const { isOwn } = require('../own');
 // busy machine samples sparsely, but each sample it takes is where the thread was.
 const MIN_SAMPLES = 3; // of the heaviest frame; fewer leave the sampler's answer standing
 
-/** The native work a profile category stands for, in the names src/blame.rs gives. */
+/** The native work a profile category stands for, in the names src/stalls/blame.rs gives. */
 const NATIVE_OF = { json: 'JSON', regex: 'regex', crypto: 'crypto', gc: 'GC' };
 
 /**

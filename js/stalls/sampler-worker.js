@@ -60,7 +60,8 @@ async function capture(wake) {
     if (answer.exceptionDetails || !Array.isArray(answer.result.value)) return;
     const [answered, calls, trace] = answer.result.value;
     // The evaluated expression's own frame tops the stack, and native frames have no file: skip them.
-    // Redacted before the addon keeps them too: it writes them itself when JS cannot (src/report.rs).
+    // Redacted before the addon keeps them too: it writes them itself when JS cannot
+    // (src/capture/report.rs).
     const frames = redactStack(calls.filter(([, file]) => file && file !== SAMPLER_URL).slice(0, MAX_FRAMES).map(toFrame));
     native.stallStack(watched, wake, asked, answered, Number.isFinite(ran) ? ran : answered - asked, frames, trace ?? null);
   } catch {

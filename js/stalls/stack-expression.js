@@ -9,7 +9,7 @@ const MAX_FRAMES = 32;
 // Runs in the main thread. Call sites rather than a formatted stack: exact, and unaffected by
 // an app's own Error.prepareStackTrace (restored at once, as is stackTraceLimit).
 // It returns when it ran (epoch ms, comparable across threads): V8 serves the interrupt at its
-// next check, at once in JS but only after most builtins and C++ return (src/blame.rs); and
+// next check, at once in JS but only after most builtins and C++ return (src/stalls/blame.rs); and
 // the OpenTelemetry span active in the blocking code (js/trace.js), if any.
 // Its frames carry rloop's URL (isOwn()): a CPU profile that samples the interrupt shows it as
 // rloop's, never as the app code that ran before a stall's blocker (js/stalls/from-profile.js).

@@ -8,10 +8,10 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::aggregator::{Aggregator, RawTotals, Window};
-use crate::lag::{Lag, StallTotals, STALL_BUCKETS};
-use crate::ledger::Ledger;
-use crate::shared::Shared;
+use crate::attribution::aggregator::{Aggregator, RawTotals, Window};
+use crate::attribution::ledger::Ledger;
+use crate::runtime::shared::Shared;
+use crate::stalls::lag::{Lag, StallTotals, STALL_BUCKETS};
 
 use super::exposure::Exposure;
 use super::family::{Family, Kind, Sample};
@@ -69,7 +69,7 @@ impl Reader {
 
     /// Every monitored thread's families.
     pub fn families(&self) -> Vec<Family> {
-        let monitors = crate::registry::monitors();
+        let monitors = crate::runtime::registry::monitors();
         let mut threads = self.threads.lock();
         // A monitor started again on a thread starts its series again.
         threads.retain(|id, (m, _)| monitors.iter().any(|n| n.thread_id == *id && Weak::ptr_eq(m, &Arc::downgrade(n))));
@@ -243,8 +243,8 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregator::Config;
-    use crate::ledger::test_support::Memory;
+    use crate::attribution::aggregator::Config;
+    use crate::attribution::ledger::test_support::Memory;
 
     fn read(a: &Aggregator, l: &Ledger, lag: Option<&Lag>, now: f64, top: usize) -> Option<ThreadFigures> {
         finish(copy(a, l, lag, now), &mut Exposure::default(), top, |ix| ix.iter().map(|&i| a.describe_slot(i).0.to_string()).collect())
@@ -285,7 +285,7 @@ mod tests {
     fn a_monitor_s_figures_carry_its_thread_uptime_and_slow_io() {
         let cfg = Config { window_ms: 1000.0, history: 2, max_scopes: 4, key_slots: 16, max_keys: 16, worst_keys: 1, time_origin: 0.0 };
         let m = Memory::new(cfg.slots());
-        let shared = Shared::new(3, crate::clock::Clock::new(0.0), cfg, m.ledger(), None);
+        let shared = Shared::new(3, crate::runtime::clock::Clock::new(0.0), cfg, m.ledger(), None);
         shared.slow_io.record("dns", 0.7, true);
         std::thread::sleep(std::time::Duration::from_millis(5));
         let f = figures(&shared, &mut Exposure::default(), 5).unwrap();

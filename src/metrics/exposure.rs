@@ -11,8 +11,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::aggregator::OTHER;
-use crate::ledger::Reading;
+use crate::attribution::aggregator::OTHER;
+use crate::attribution::ledger::Reading;
 
 #[derive(Default)]
 pub struct Exposure {

@@ -2,11 +2,11 @@
 //! current and the last window, and how long the window close holds it: a benchmark, run by
 //! `bash bench/metrics-lock.sh` (results in bench/metrics.md), not a test.
 
+use crate::attribution::aggregator::{Aggregator, Config};
+use crate::attribution::ledger::test_support::Memory;
+use crate::stalls::lag::Lag;
 use super::collect::{copy, finish};
 use super::exposure::Exposure;
-use crate::aggregator::{Aggregator, Config};
-use crate::lag::Lag;
-use crate::ledger::test_support::Memory;
 
 #[test]
 #[ignore]

@@ -4,15 +4,17 @@
 use std::net::ToSocketAddrs;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
+
+use crate::boundary::{to_json, Callback};
 
 use super::server::{Routes, Server};
 use super::{collect, http, pull, text};
 
 /// Asked for a profile as `[id, kind, seconds, asked]`, `kind` 0 CPU or 1 heap, `asked` in
-/// `monotonicMs()`; weak, so it never keeps a process alive.
-type OnProfile = ThreadsafeFunction<Vec<f64>, Unknown<'static>, Vec<f64>, Status, false, true>;
+/// `monotonicMs()`.
+type OnProfile = Callback<Vec<f64>>;
 
 /// The endpoint, serving every monitored thread of the process. Closed by `close()` or when
 /// collected.
@@ -34,7 +36,7 @@ impl MetricsServer {
         let reader = collect::Reader::new(top_scopes as usize);
         let pull = on_profile.map(|f| pull::Pull {
             ask: Box::new(move |id, kind, seconds| {
-                f.call(vec![f64::from(id), f64::from(kind), f64::from(seconds), crate::clock::monotonic_ms()], ThreadsafeFunctionCallMode::NonBlocking);
+                f.call(vec![f64::from(id), f64::from(kind), f64::from(seconds), crate::runtime::clock::monotonic_ms()], ThreadsafeFunctionCallMode::NonBlocking);
             }),
             slack: pull::SLACK,
         });
@@ -80,14 +82,14 @@ impl MetricsReader {
     #[napi(catch_unwind)]
     pub fn read(&self) -> Result<String> {
         let all: Vec<serde_json::Value> = self.reader.families().iter().map(|f| f.to_json()).collect();
-        serde_json::to_string(&all).map_err(|e| Error::from_reason(format!("rloop: {e}")))
+        to_json(&all)
     }
 }
 
 /// Garbage collections of monitored thread `thread_id`: kinds (index into `gc::KINDS`) and seconds, pairwise.
 #[napi(catch_unwind)]
 pub fn record_gc(thread_id: u32, kinds: Vec<u32>, seconds: Vec<f64>) {
-    if let Some(m) = crate::registry::find(thread_id) {
+    if let Some(m) = crate::runtime::registry::find(thread_id) {
         for (&kind, &s) in kinds.iter().zip(&seconds) {
             m.gc.record(kind as usize, s);
         }
@@ -97,7 +99,7 @@ pub fn record_gc(thread_id: u32, kinds: Vec<u32>, seconds: Vec<f64>) {
 /// One slow I/O operation of monitored thread `thread_id`: its type, ms taken, and whether it failed.
 #[napi(catch_unwind)]
 pub fn record_slow_io(thread_id: u32, kind: String, duration_ms: f64, failed: bool) {
-    if let Some(m) = crate::registry::find(thread_id) {
+    if let Some(m) = crate::runtime::registry::find(thread_id) {
         m.slow_io.record(&kind, duration_ms / 1e3, failed);
     }
 }

@@ -66,7 +66,7 @@ fn number(v: f64) -> String {
 mod tests {
     use super::super::collect::{families, ScopeFigures, ThreadFigures};
     use super::*;
-    use crate::lag::StallTotals;
+    use crate::stalls::lag::StallTotals;
 
     #[test]
     fn exposition_names_units_labels_and_escapes() {

@@ -8,10 +8,8 @@ const { AsyncResource } = require('node:async_hooks');
 const { EventEmitter } = require('node:events');
 const rloop = require('../..');
 const native = require('../../js/native');
-const { HEADER } = require('../../js/attribution/ledger');
+const { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, OTHER, FIRST_SCOPE, runningView, newLedger } = require('../../js/attribution/ledger');
 const { busy, scopeIn } = require('../fixtures/helpers');
-
-const OTHER = 1; // the slot of '(other)'
 
 test('invalid options throw a TypeError or RangeError that names the option', () => {
   const cases = [
@@ -104,7 +102,7 @@ test('the raw scope adder and key binder turn bad arguments and a stopped monito
   const scope = addScope('s');
   assert.deepStrictEqual([addScope('名前-🔑'.repeat(64)), addScope('t'), addScope('s'), addScope('u')], [scope + 1, OTHER, scope, OTHER], 'past maxScopes, a name seen before keeps its slot');
   assert.throws(() => addScope(42), /addScope: name must be a string/);
-  const keySlot = 2 + maxScopes;
+  const keySlot = FIRST_SCOPE + maxScopes;
   const bind = nm.keyBinder();
   const key = 'ключ-🔑'.repeat(36); // non-ASCII, as long as a key gets (252 UTF-16 units)
   bind(keySlot, scope, key);
@@ -118,6 +116,64 @@ test('the raw scope adder and key binder turn bad arguments and a stopped monito
   nm.stop();
   assert.throws(() => bind(keySlot, scope, 'k'), /bindKey: monitor is stopped/);
   assert.throws(() => addScope('s'), /addScope: monitor is stopped/);
+});
+
+test('the ledger as JS lays it out from the addon\'s layout() is the ledger the addon reads', async () => {
+  const [maxScopes, keySlots] = [2, 16];
+  const slots = FIRST_SCOPE + maxScopes + keySlots;
+  const ledger = newLedger(native.ledgerCells(maxScopes, keySlots));
+  assert.strictEqual(ledger.length, HEADER + 2 * slots, 'the header, then busy time and callbacks per slot');
+  const clockOffsetMs = performance.now() - native.monotonicMs();
+  // A thread id of its own: no stack sampler listens for its stalls.
+  const options = { threadId: 4242, windowMs: 60000, history: 2, maxScopes, keySlots, maxKeys: 4, worstKeys: 2, clockOffsetMs, timeOrigin: 0, lagThresholdMs: 50 };
+  const nm = new native.NativeMonitor(ledger.buffer, options);
+  const stalls = [];
+  nm.onLag((event) => stalls.push(event));
+  const R = runningView(ledger);
+  // A switch as the hooks make it as the loop wakes (here `woke` ms before): WAKE and SINCE, then the slot.
+  const wake = (slot, woke) => {
+    const now = performance.now();
+    ledger[WAKE] = now - woke;
+    ledger[SINCE] = now;
+    R[0] = slot;
+  };
+  const idleMark = () => new Promise((resolve) => setTimeout(resolve, 20)); // the loop polls once at least
+  try {
+    assert.strictEqual(ledger[WINDOW], 1, 'the window open now, as the addon stores it');
+    const scope = nm.scopeAdder()('s');
+    assert.strictEqual(scope, FIRST_SCOPE);
+    wake(UNATTRIBUTED, 0); // a first stretch: the stall after it is the app's, not its start-up's
+    await idleMark();
+    assert.strictEqual(R[0], -1, 'the idle mark closed the stretch');
+    const CALLS = HEADER + slots;
+    for (const [slot, ms, calls] of [[UNATTRIBUTED, 3, 1], [OTHER, 4, 1], [scope, 5, 2]]) {
+      ledger[HEADER + slot] = ms;
+      ledger[CALLS + slot] = calls;
+    }
+    wake(scope, 300);
+    busy(100); // a stall, `scope` charged for its last 100 ms
+    const read = () => {
+      const w = nm.elu(); // the window open now
+      const named = (name) => w.scopes.find((x) => x.name === name);
+      return { unattributed: w.unattributed, other: named('(other)'), s: named('s') };
+    };
+    const w = read();
+    assert.deepStrictEqual([w.unattributed.busyMs, w.unattributed.calls, w.other.busyMs, w.other.calls, w.s.calls], [3, 1, 4, 1, 2]);
+    assert.ok(w.s.busyMs >= 105, `the running interval counts: ${w.s.busyMs} ms`);
+    R[SEQ] = 1; // a switch half written
+    assert.strictEqual(read().s.busyMs, 5, 'a reading that does not settle leaves the running interval out');
+    R[SEQ] = 2;
+    assert.ok(read().s.busyMs >= 105);
+    for (let waited = 0; !stalls.some((e) => e.scope === 's') && waited < 5000; waited += 20) await idleMark();
+    const stall = stalls.find((e) => e.scope === 's');
+    assert.ok(stall?.lagMs >= 400, JSON.stringify(stalls));
+    // The idle mark charged `scope` from SINCE and ended the stretch that began at WAKE, at one moment.
+    assert.ok(Math.abs(stall.lagMs - (ledger[HEADER + scope] - 5) - 300) < 1e-6, `${stall.lagMs} ms stalled, ${ledger[HEADER + scope]} ms charged`);
+    assert.strictEqual(ledger[WANT], 1, 'no stack of the stall: the addon asks for a sampler');
+  } finally {
+    nm.onLag(null);
+    nm.stop();
+  }
 });
 
 test('scopes past maxScopes are charged to (other) and counted', () => {

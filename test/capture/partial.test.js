@@ -1,7 +1,7 @@
 'use strict';
-// The partial report is written when the capture's thread cannot run JS
-// any more — its loop blocked when SIGTERM/SIGINT arrives, a worker terminated mid-capture. The
-// addon finishes it (src/report.rs), and the process ends exactly as it would without rloop.
+// The partial report is written when the capture's thread cannot run JS any more — its loop blocked
+// when SIGTERM/SIGINT arrives, a worker terminated mid-capture. The addon finishes it
+// (src/capture/report.rs), and the process ends exactly as it would without rloop.
 
 const test = require('node:test');
 const assert = require('node:assert');

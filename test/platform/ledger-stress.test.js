@@ -1,16 +1,16 @@
 'use strict';
-// The ledger's memory order under a fast writer (src/ledger.rs): the JS hooks switch scopes as
-// fast as they can, with idle gaps between stretches, while the addon's watch thread closes a
-// window every 10 ms and watches for stalls. No window may charge a negative time, nor more than
-// it lasted plus the longest stretch of the run: a reader that saw a new scope with the
+// The ledger's memory order under a fast writer (src/attribution/ledger.rs): the JS hooks switch
+// scopes as fast as they can, with idle gaps between stretches, while the addon's watch thread
+// closes a window every 10 ms and watches for stalls. No window may charge a negative time, nor
+// more than it lasted plus the longest stretch of the run: a reader that saw a new scope with the
 // last interval's start, or a stretch's first scope with the idle mark's time, would charge an
-// interval again or an idle gap (20 ms, twice the window, stretches ≈ 3 ms). The stretch is
-// allowed for: a writer descheduled between its clock read and its stores starts its next
-// interval in the past, after the reader charged that time to the previous scope (the loop was
-// busy all along, one long stretch). scripts/test-platforms.js runs this under qemu-user on arm, where
-// each switch is a seqlock's write (src/ledger.rs): JS's and the prepare handle's counts must
-// agree and readers settle. qemu on an x64 host keeps x64's store order, so it checks the
-// protocol, not arm's reorderings; the argument for those is in src/ledger.rs.
+// interval again or an idle gap (20 ms, twice the window, stretches ≈ 3 ms). The stretch is allowed
+// for: a writer descheduled between its clock read and its stores starts its next interval in the
+// past, after the reader charged that time to the previous scope (the loop was busy all along, one
+// long stretch). scripts/test-platforms.js runs this under qemu-user on arm, where each switch is a
+// seqlock's write (src/attribution/ledger.rs): JS's and the prepare handle's counts must agree and
+// readers settle. qemu on an x64 host keeps x64's store order, so it checks the protocol, not arm's
+// reorderings; the argument for those is in src/attribution/ledger.rs.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');

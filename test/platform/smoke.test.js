@@ -45,7 +45,7 @@ test('attributes busy time to scopes, synchronous and through a timer', async ()
 test('a live reading counts the callback still running, after the loop idled and woke', async () => {
   const mon = rloop.start({ windowMs: 100 });
   try {
-    for (let i = 0; i < 3; i++) await sleep(20); // idle marks and wakes, each a switch (src/ledger.rs)
+    for (let i = 0; i < 3; i++) await sleep(20); // idle marks and wakes, each a switch (src/attribution/ledger.rs)
     // A reading that never settles (a switch count left odd) would leave the running interval out.
     const live = rloop.scope('live', () => {
       spin(100);

@@ -114,7 +114,7 @@ test('the stack sampler starts at the first stall, inside a callback: that stall
 });
 
 // Native work V8 cannot interrupt, each followed by other short JS: the stack must name the
-// blocker or say it cannot, never blame what ran after (src/blame.rs).
+// blocker or say it cannot, never blame what ran after (src/stalls/blame.rs).
 function timed(fn) {
   const t = performance.now();
   fn();

@@ -8,14 +8,15 @@ use serde_json::{json, Value};
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::aggregator::{Aggregator, Config, Window};
-use crate::blame::blame;
-use crate::clock::{monotonic_ms, Clock, ThreadCpu};
-use crate::lag::{Lag, Stall, Taken};
-use crate::ledger::Ledger;
+use crate::attribution::aggregator::{Aggregator, Config, Window};
+use crate::attribution::ledger::Ledger;
+use crate::capture::recording::Recording;
 use crate::metrics::{Gc, SlowIo};
-use crate::recording::Recording;
-use crate::registry;
+use crate::stalls::blame::blame;
+use crate::stalls::lag::{Lag, Stall, Taken};
+use crate::stalls::listeners;
+use super::clock::{monotonic_ms, Clock, ThreadCpu};
+use super::malloc;
 
 /// How often the watch thread looks at a loop busy for half the lag threshold or more: a stall
 /// is noticed at most this long after it crosses the threshold.
@@ -101,7 +102,7 @@ impl Shared {
         // start-up, which stalls in most apps): the sampler, created in the app's callbacks, is
         // seen by its hooks, so it is created only once the app's loop has stalled. Rare, and
         // outside the state lock: the watch thread takes these two the other way round.
-        if event["atStart"] == false && !registry::has_stall_listener(self.thread_id) {
+        if event["atStart"] == false && !listeners::has_stall_listener(self.thread_id) {
             if let Some(ledger) = self.state.lock().ledger.as_ref() {
                 ledger.want_stacks();
             }
@@ -127,7 +128,7 @@ impl Shared {
         }
     }
 
-    /// Runs `f` on this thread's state as it is now: for src/report.rs, under the lock.
+    /// Runs `f` on this thread's state as it is now: for src/capture/report.rs, under the lock.
     pub fn view<R>(&self, f: impl FnOnce(View<'_>) -> R) -> R {
         let st = self.state.lock();
         f(View { ledger: st.ledger.as_ref(), agg: &st.agg, lag: st.lag.as_ref(), recordings: &st.recordings })
@@ -147,7 +148,7 @@ impl Shared {
 
     /// The lag event of `stall`, as `idle` and the 'lag' listeners give it.
     pub fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
-        let name = |slot: usize| (slot != crate::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
+        let name = |slot: usize| (slot != crate::attribution::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
         let (_, key) = agg.describe_slot(stall.slot);
         let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "unattributed code".into()));
         let trace = stall.stack.as_ref().map_or(Value::Null, |t| t.trace.clone());
@@ -242,7 +243,7 @@ impl Shared {
             drop(st);
             let freed: usize = evicted.iter().filter(|w| Arc::strong_count(w) == 1).map(|w| w.heap_bytes()).sum();
             drop(evicted); // windows of many scopes take a while to free
-            registry::give_back_in_time(freed + registry::lasting(scratch));
+            malloc::give_back_in_time(freed + malloc::lasting(scratch));
         }
         Some(next)
     }

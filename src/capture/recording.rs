@@ -16,10 +16,10 @@ use std::sync::Arc;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 
-use crate::aggregator::{ScopeWindow, Window};
-use crate::window::JsonWindows;
-use crate::keys::{KeyStats, KeyTable, Keys};
-use crate::lag::LagStats;
+use crate::attribution::aggregator::{ScopeWindow, Window};
+use crate::attribution::keys::{KeyStats, KeyTable, Keys};
+use crate::attribution::window::JsonWindows;
+use crate::stalls::lag::LagStats;
 
 /// Windows a recording keeps at most: 1 000 bars of timeline.
 pub const MAX_WINDOWS: usize = 1000;
@@ -41,7 +41,7 @@ pub struct Recording {
     io: Vec<Value>,
     io_dropped: u64,
     /// The capture's report as far as it is known up front, for the addon to finish if the
-    /// thread's JS cannot (src/report.rs).
+    /// thread's JS cannot (src/capture/report.rs).
     pub frame: Option<Value>,
 }
 
@@ -190,8 +190,8 @@ fn merge_keys<'k>(a: Keys<'k>, b: Keys<'k>) -> (KeyStats, Vec<(&'k str, f64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregator::{Aggregator, Config};
-    use crate::ledger::test_support::Memory;
+    use crate::attribution::aggregator::{Aggregator, Config};
+    use crate::attribution::ledger::test_support::Memory;
 
     #[test]
     fn a_long_recording_is_a_downsampled_timeline_of_its_whole_span() {

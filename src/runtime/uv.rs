@@ -1,4 +1,4 @@
-//! The idle mark and teardown, the addon's only libuv and raw N-API code.
+//! The idle mark and teardown, the addon's only libuv code.
 //!
 //! A prepare handle runs just before the loop blocks for I/O: it charges the running interval
 //! and marks the ledger idle, so waiting is never charged to the last scope (the JS hooks
@@ -14,8 +14,8 @@ use std::sync::Arc;
 use napi::sys;
 use serde_json::Value;
 
-use crate::registry;
-use crate::shared::Shared;
+use super::registry;
+use super::shared::Shared;
 
 pub type StallSink = Box<dyn Fn(&Value)>;
 
@@ -209,8 +209,8 @@ unsafe extern "C" fn on_env_teardown(_handle: sys::napi_async_cleanup_hook_handl
     let at = &*a;
     if !at.closing {
         let (reason, why) = if at.shared.thread_id == 0 { ("exit", "the thread ended before its JS finished the report") } else { ("terminated", "worker terminated mid-capture") };
-        crate::report::finish_thread(&at.shared, reason, why);
+        crate::capture::report::finish_thread(&at.shared, reason, why);
     }
-    crate::signals::disarm(at.shared.thread_id);
+    crate::capture::signals::disarm(at.shared.thread_id);
     detach(a);
 }

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::lag::Taken;
+use super::lag::Taken;
 
 /// An answer for which the thread ran at most this long (CPU) was served inside the blocking
 /// code itself: in JS it comes within microseconds of running. CPU, not wall time, so that a

@@ -1,66 +1,17 @@
 //! Every thread's monitor, readable from any thread, and the watch thread that closes windows
 //! on time and watches for stalls, whether or not the monitored loop is blocked.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::clock::monotonic_ms;
-use crate::shared::Shared;
-
-/// Windows (and closes' scratch, see `lasting`) freed since malloc last gave pages back.
-static FREED: AtomicUsize = AtomicUsize::new(0);
-
-/// glibc's malloc keeps what the watch thread frees in that thread's arena, for good: once the
-/// windows it freed add up to a full history's bound, give the pages back.
-pub(crate) fn give_back_in_time(freed: usize) {
-    if add_up(&FREED, freed) {
-        give_back_freed();
-    }
-}
-
-/// What of a close's scratch (`Pending::scratch_bytes`) counts as freed for good: a close of
-/// a few thousand slots leaves blocks the next close reuses, but one of tens of thousands (a
-/// key ring churning) leaves megabytes that malloc keeps between closes (bench/memory.md).
-pub(crate) fn lasting(scratch: usize) -> usize {
-    if scratch >= SCRATCH_KEPT { scratch } else { 0 }
-}
-const SCRATCH_KEPT: usize = 1 << 20;
-
-/// Adds `freed` to `since`; true (and `since` starts again) once it reaches `HISTORY_BYTES`.
-fn add_up(since: &AtomicUsize, freed: usize) -> bool {
-    let due = since.fetch_add(freed, Relaxed) + freed >= crate::aggregator::HISTORY_BYTES;
-    if due {
-        since.store(0, Relaxed);
-    }
-    due
-}
-
-/// Returns the pages glibc's malloc keeps after frees to the system. True if some were.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn give_back_freed() -> bool {
-    extern "C" {
-        fn malloc_trim(pad: usize) -> std::os::raw::c_int;
-    }
-    // SAFETY: malloc_trim takes no pointers and is thread-safe.
-    unsafe { malloc_trim(0) != 0 }
-}
-
-/// Other allocators (musl's, Windows', macOS's) give freed pages back on their own: nothing
-/// to ask, nothing released here.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn give_back_freed() -> bool {
-    false
-}
-
-/// Called with the `wake` of a stall on the thread it watches, while the stall goes on.
-pub type StallListener = Box<dyn Fn(f64) + Send + Sync>;
+use crate::stalls::listeners;
+use super::clock::monotonic_ms;
+use super::shared::Shared;
 
 static MONITORS: Mutex<Vec<Arc<Shared>>> = Mutex::new(Vec::new());
-static STALL_LISTENERS: Mutex<Option<HashMap<u32, StallListener>>> = Mutex::new(None);
 static WAKE: Condvar = Condvar::new();
 /// Set when the watch thread must look again before it waits (a monitor is new):
 /// a notification sent while it was busy, not waiting, would otherwise be lost.
@@ -100,20 +51,6 @@ pub fn blocked_for(thread_id: u32, ms: f64) -> bool {
     find(thread_id).and_then(|m| m.busy_for_ms()).is_some_and(|b| b >= ms)
 }
 
-pub(crate) fn has_stall_listener(thread_id: u32) -> bool {
-    STALL_LISTENERS.lock().as_ref().is_some_and(|l| l.contains_key(&thread_id))
-}
-
-/// Sets (or with `None` removes) who is told of stalls on `thread_id`.
-pub fn listen_for_stalls(thread_id: u32, listener: Option<StallListener>) {
-    let mut all = STALL_LISTENERS.lock();
-    let map = all.get_or_insert_with(HashMap::new);
-    match listener {
-        Some(l) => map.insert(thread_id, l),
-        None => map.remove(&thread_id),
-    };
-}
-
 fn watch_loop() {
     loop {
         let now = monotonic_ms();
@@ -127,9 +64,7 @@ fn watch_loop() {
                 if let Some(after) = m.look_in() {
                     next = next.min(now + after);
                     if let Some(wake) = m.watch() {
-                        if let Some(listener) = STALL_LISTENERS.lock().as_ref().and_then(|l| l.get(&m.thread_id)) {
-                            listener(wake);
-                        }
+                        listeners::noticed(m.thread_id, wake);
                     }
                 }
             }));
@@ -144,24 +79,14 @@ fn watch_loop() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregator::Config;
-    use crate::clock::Clock;
+    use crate::attribution::aggregator::Config;
+    use crate::runtime::clock::Clock;
     use serde_json::{json, Value};
-    use crate::ledger::test_support::Memory;
+    use crate::attribution::ledger::test_support::Memory;
     use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
     fn cfg(window_ms: f64) -> Config {
         Config { window_ms, history: 10, max_scopes: 4, key_slots: 4, max_keys: 4, worst_keys: 2, time_origin: 0.0 }
-    }
-
-    #[test]
-    fn pages_are_given_back_once_a_full_history_was_freed() {
-        let since = AtomicUsize::new(0);
-        let bound = crate::aggregator::HISTORY_BYTES;
-        assert!(!add_up(&since, bound / 2) && !add_up(&since, bound / 2 - 1));
-        assert!(add_up(&since, 1));
-        assert_eq!(since.load(Relaxed), 0, "counting starts again");
-        assert!(add_up(&since, bound * 3), "one wide eviction is enough");
     }
 
     #[test]
@@ -198,7 +123,7 @@ mod tests {
         let noticed = Arc::new(AtomicU64::new(0));
         let n = noticed.clone();
         let s = shared.clone();
-        listen_for_stalls(8, Some(Box::new(move |wake| {
+        listeners::listen_for_stalls(8, Some(Box::new(move |wake| {
             n.store(wake.to_bits(), SeqCst);
             let now = clock.now();
             s.attach_stack(wake, now, now + 1.0, 1.0, json!([{ "functionName": "spin" }]), serde_json::Value::Null);
@@ -212,7 +137,7 @@ mod tests {
         assert_eq!(f64::from_bits(noticed.load(SeqCst)), start, "noticed while still blocked");
         let event = shared.idle().expect("a stall");
         unregister(&shared);
-        listen_for_stalls(8, None);
+        listeners::listen_for_stalls(8, None);
         assert_eq!(event["scope"], "blocker");
         assert_eq!(event["thread"], 8);
         assert_eq!(event["stack"][0]["functionName"], "spin");

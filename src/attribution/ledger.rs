@@ -3,7 +3,7 @@
 //! Layout (index into f64 cells):
 //! - `RUNNING`: the slot charged now, or -1 while the loop is idle (closed by the prepare handle),
 //!   an i32 in the cell's first 4 bytes (JS: an Int32Array over the cell), published last; in
-//!   its last 4 bytes the i32 switch count (JS: `SEQ`), odd while a switch is being written;
+//!   its last 4 bytes the i32 switch count (`SEQ`), odd while a switch is being written;
 //! - `SINCE`: when that slot began to be charged, in `performance.now()` milliseconds; while
 //!   idle, when the idle mark closed it (the scope timeline of a CPU profile reads it,
 //!   js/attribution/timeline.js);
@@ -15,6 +15,9 @@
 //!   (node-red/attribution.js), whenever JS gets to see that window closed;
 //! - `HEADER + slot`: cumulative busy milliseconds of each slot;
 //! - `HEADER + slots + slot`: cumulative callbacks of each slot.
+//!
+//! JS takes these indices, and the slots every ledger has (`aggregator::UNATTRIBUTED`, `OTHER`,
+//! `FIRST_SCOPE`), from the addon as it loads (`layout()`; js/attribution/ledger.js).
 //!
 //! Only the monitored thread writes (but `WINDOW`, a value JS only reads). Other threads read each cell as one aligned load, so a
 //! value is never torn. A switch stores `SINCE` (and `WAKE`), the last slot's total, then
@@ -61,6 +64,8 @@ pub const WAKE: usize = 2;
 pub const WANT: usize = 3;
 pub const WINDOW: usize = 4;
 pub const HEADER: usize = 5;
+/// The switch count's i32 in the `RUNNING` cell (the slot charged is the other, the first).
+pub const SEQ: usize = 1;
 
 /// Looks of `snapshot` for a settled reading (the writer's switch takes tens of ns).
 const TRIES: u32 = 8;
@@ -124,7 +129,7 @@ impl Ledger {
     }
 
     fn seq_cell(&self) -> &AtomicI32 {
-        as_i32(self.cell(RUNNING), 1)
+        as_i32(self.cell(RUNNING), SEQ)
     }
 
     /// The slot being charged and since when, if the loop is busy. Cells read after this
@@ -222,157 +227,6 @@ fn begin(seq: &AtomicI32) -> i32 {
 }
 
 #[cfg(test)]
-pub mod test_support {
-    use super::*;
-
-    /// Ledger memory owned by a test, written the way the JS hooks write it.
-    pub struct Memory {
-        pub cells: Box<[AtomicU64]>,
-        pub slots: usize,
-    }
-
-    impl Memory {
-        pub fn new(slots: usize) -> Self {
-            let cells = (0..cells(slots)).map(|_| AtomicU64::new(0)).collect();
-            let m = Memory { cells, slots };
-            m.set_running(-1);
-            m
-        }
-        /// Publishes the running slot, as JS does (a release store).
-        pub fn set_running(&self, slot: i32) {
-            as_i32(&self.cells[RUNNING], 0).store(slot, Release)
-        }
-        pub fn running(&self) -> i32 {
-            as_i32(&self.cells[RUNNING], 0).load(Acquire)
-        }
-        pub fn set(&self, i: usize, v: f64) {
-            self.cells[i].store(v.to_bits(), Relaxed)
-        }
-        pub fn get(&self, i: usize) -> f64 {
-            f64::from_bits(self.cells[i].load(Relaxed))
-        }
-        pub fn ledger(&self) -> Ledger {
-            // SAFETY: the test keeps `self` alive while it uses the ledger.
-            unsafe { Ledger::from_raw(self.cells.as_ptr(), self.slots) }
-        }
-        /// What the JS hot path does off x64 when the charged slot changes at `now`.
-        pub fn switch_to(&self, slot: usize, now: f64) {
-            let seq = as_i32(&self.cells[RUNNING], 1);
-            let odd = begin(seq);
-            let running = self.running();
-            if running >= 0 {
-                let since = self.get(SINCE);
-                self.set(SINCE, now);
-                let i = HEADER + running as usize;
-                self.set(i, self.get(i) + now - since);
-            } else {
-                self.set(WAKE, now);
-                self.set(SINCE, now);
-            }
-            self.set_running(slot as i32);
-            seq.store(odd.wrapping_add(1), Release);
-        }
-        pub fn call(&self, slot: usize) {
-            let i = HEADER + self.slots + slot;
-            self.set(i, self.get(i) + 1.0);
-        }
-    }
-}
-
+pub mod test_support;
 #[cfg(test)]
-mod tests {
-    use super::test_support::Memory;
-    use super::{as_i32, Reading, RUNNING};
-    use std::sync::atomic::Ordering::Relaxed;
-
-    #[test]
-    fn a_snapshot_mid_switch_leaves_the_running_interval_out() {
-        let m = Memory::new(4);
-        let l = m.ledger();
-        m.switch_to(2, 10.0);
-        m.switch_to(3, 30.0);
-        let busy = |ms| Reading { busy_ms: ms, calls: 0.0 };
-        assert_eq!(l.snapshot(50.0, |_| vec![2, 3]), (50.0, vec![(2, busy(20.0)), (3, busy(20.0))]));
-        as_i32(&m.cells[RUNNING], 1).fetch_add(1, Relaxed); // a writer paused inside a switch
-        assert_eq!(l.snapshot(50.0, |_| vec![2, 3]), (50.0, vec![(2, busy(20.0)), (3, busy(0.0))]));
-    }
-
-    #[test]
-    fn running_interval_counts_live_and_closes_once() {
-        let m = Memory::new(4);
-        let l = m.ledger();
-        m.switch_to(2, 10.0);
-        let r = l.running();
-        assert_eq!(r, Some((2, 10.0)));
-        assert_eq!(l.read(2, r, 25.0).busy_ms, 15.0);
-        m.switch_to(3, 30.0);
-        assert_eq!(l.read(2, l.running(), 40.0).busy_ms, 20.0);
-        l.close_running(35.0);
-        assert_eq!(l.running(), None);
-        assert_eq!(m.get(super::SINCE), 35.0, "idle since the mark");
-        assert_eq!(l.read(3, None, 99.0).busy_ms, 5.0);
-        l.close_running(50.0); // idle: nothing more is charged
-        assert_eq!(l.read(3, None, 99.0).busy_ms, 5.0);
-    }
-}
-
-#[cfg(test)]
-mod stress {
-    use super::test_support::Memory;
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
-    use std::sync::Arc;
-
-    /// One thread switches slots as fast as it can, as JS does off x64, on a fake clock it
-    /// stamps after each switch: stretches of 16 one-ms intervals, then an idle gap. Another
-    /// takes snapshots half a ms past the stamp it saw: the running interval it sees began at
-    /// that stamp or later (a torn pair would give an earlier start: the last interval or the
-    /// idle gap charged again), and the busy time it reads is no more than the timeline has by
-    /// the stamp after it, give or take the switch in flight.
-    #[test]
-    fn a_reader_racing_switches_never_overcounts() {
-        const SLOTS: usize = 3;
-        const RUN: u32 = 16; // switches per stretch, 1 ms apart
-        const PERIOD: f64 = 1000.0; // ms from one stretch's wake to the next
-        let m = Arc::new(Memory::new(SLOTS));
-        let clock = Arc::new(AtomicU64::new(f64::NAN.to_bits()));
-        let done = Arc::new(AtomicBool::new(false));
-        let writer = {
-            let (m, clock, done) = (m.clone(), clock.clone(), done.clone());
-            std::thread::spawn(move || {
-                let l = m.ledger();
-                for j in 0..8_000u32 {
-                    let wake = f64::from(j) * PERIOD;
-                    for k in 0..RUN {
-                        m.switch_to(((j * RUN + k) % SLOTS as u32) as usize, wake + f64::from(k));
-                        clock.store((wake + f64::from(k)).to_bits(), Release);
-                        (0..100).for_each(|_| std::hint::spin_loop()); // for the reader to catch up now and then
-                    }
-                    l.close_running(wake + f64::from(RUN));
-                }
-                done.store(true, Release);
-            })
-        };
-        let l = m.ledger();
-        let (mut reads, mut live) = (0u64, 0u64);
-        let busy_at = |stamp: f64| f64::from(RUN) * (stamp / PERIOD).floor() + stamp % PERIOD;
-        while !done.load(Acquire) {
-            let stamp = f64::from_bits(clock.load(Acquire));
-            if stamp.is_nan() {
-                continue;
-            }
-            let now = stamp + 0.5;
-            let running = l.running();
-            let (_, readings) = l.snapshot(now, |_| (0..SLOTS).collect());
-            let total: f64 = readings.iter().map(|(_, r)| r.busy_ms).sum();
-            let after = f64::from_bits(clock.load(Acquire));
-            if let Some((_, since)) = running {
-                assert!(since >= stamp, "the slot switched to after {stamp} ms runs since {since}");
-                live += u64::from(now > since);
-            }
-            assert!(total <= busy_at(after) + 1.5, "read {total} ms busy by {after}, the timeline has {}", busy_at(after));
-            reads += 1;
-        }
-        writer.join().unwrap();
-        assert!(reads > 1000 && live > 0, "{reads} reads, {live} with a live interval");
-    }
-}
+mod tests;

@@ -1,24 +1,21 @@
 //! Reports the addon finishes itself, when the capture's thread cannot run JS any more: its
-//! loop blocked when a signal ends the process (src/signals.rs), or a worker terminated
-//! mid-capture (src/uv.rs). At capture start JS hands over a frame — the report as far as it
-//! is known then (meta, options, output path, redacted already) and the totals it starts from;
-//! here it is completed from the recording: windows, stalls, the stall going on, busy time
-//! per scope up to now, the slow I/O events JS pushed as they came. What only JS holds (I/O
-//! aggregates, heap, the CPU profile) is listed as missing. The JSON is written beside, and atomically (tmp + rename): a process dying by
-//! signal leaves either the whole report or none.
+//! loop blocked when a signal ends the process (src/capture/signals.rs), or a worker terminated
+//! mid-capture (src/runtime/uv.rs). At capture start JS hands over a frame — the report as far
+//! as it is known then (meta, options, output path, redacted already) and the totals it starts
+//! from; here it is completed from the recording: windows, stalls, the stall going on, busy
+//! time per scope up to now, the slow I/O events JS pushed as they came. What only JS holds
+//! (I/O aggregates, heap, the CPU profile) is listed as missing. The JSON is written beside,
+//! and atomically (tmp + rename): a process dying by signal leaves either the whole report or
+//! none.
 
 use std::collections::HashMap;
 use std::io::Write;
 
-use std::sync::Arc;
-
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 
-use crate::aggregator::Aggregator;
-use crate::ledger::{Ledger, Reading};
-use crate::recording::Recording;
-use crate::shared::Shared;
+use crate::attribution::aggregator::Totals;
+use crate::runtime::shared::Shared;
+use super::recording::Recording;
 
 /// A running recording that came with a report frame, with what is needed to finish its report.
 pub struct Unfinished {
@@ -34,44 +31,6 @@ pub struct Unfinished {
     pub ongoing: Option<Value>,
     /// Now, epoch ms.
     pub end: f64,
-}
-
-/// Busy time per scope since start, the current window included: `Monitor.totals()`. Read under
-/// the monitor's lock (`Totals::read`), sorted and written out after it.
-pub struct Totals {
-    all: Vec<(Arc<str>, Reading)>,
-    scopes_overflowed: u64,
-}
-
-impl Totals {
-    pub fn read(agg: &Aggregator, ledger: &Ledger, now: f64) -> Self {
-        Totals { all: agg.totals(ledger, now), scopes_overflowed: agg.scopes_overflowed() }
-    }
-}
-
-impl Serialize for Totals {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        struct Scope<'a>(&'a str, Reading);
-        impl Serialize for Scope<'_> {
-            fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-                let mut m = ser.serialize_map(Some(3))?;
-                m.serialize_entry("name", self.0)?;
-                m.serialize_entry("busyMs", &self.1.busy_ms)?;
-                m.serialize_entry("calls", &self.1.calls)?;
-                m.end()
-            }
-        }
-        let (unattributed, rest) = self.all.split_first().expect("unattributed comes first");
-        let busy_ms = unattributed.1.busy_ms + rest.iter().map(|s| s.1.busy_ms).sum::<f64>();
-        let mut scopes: Vec<&(Arc<str>, Reading)> = rest.iter().filter(|(_, r)| r.busy_ms > 0.0 || r.calls > 0.0).collect();
-        scopes.sort_by(|a, b| b.1.busy_ms.total_cmp(&a.1.busy_ms));
-        let mut m = ser.serialize_map(Some(4))?;
-        m.serialize_entry("thread", &json!({ "busyMs": busy_ms }))?;
-        m.serialize_entry("unattributed", &Scope(&unattributed.0, unattributed.1))?;
-        m.serialize_entry("scopes", &scopes.iter().map(|(name, r)| Scope(name, *r)).collect::<Vec<_>>())?;
-        m.serialize_entry("scopesOverflowed", &self.scopes_overflowed)?;
-        m.end()
-    }
 }
 
 /// Finishes and writes the reports of `shared`'s framed recordings. Never panics; a report that

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::keys::{self, KeyTable, Keys, Unnamed};
-use crate::lag::LagStats;
-use crate::aggregator::{add, UNATTRIBUTED};
-use crate::ledger::Reading;
-use crate::names::Names;
+use crate::stalls::lag::LagStats;
+use super::aggregator::{add, UNATTRIBUTED};
+use super::keys::{self, KeyTable, Keys, Unnamed};
+use super::ledger::Reading;
+use super::names::Names;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScopeWindow {
@@ -283,7 +283,7 @@ impl Serialize for Lag<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::KeyStats;
+    use crate::attribution::keys::KeyStats;
     use serde_json::{json, Value};
 
     #[test]

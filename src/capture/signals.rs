@@ -3,8 +3,9 @@
 //! while captures run on any thread, rloop listens natively, and only for signals the app does
 //! not listen to: the handler wakes a thread of ours, which has each capturing thread's JS write
 //! its reports (except on a thread whose loop is blocked: nothing is waited for there, and the
-//! addon writes them from what it recorded, src/report.rs) and lets the signal do what it would
-//! have done, with the action that was in place before (Node's own, which resets the terminal).
+//! addon writes them from what it recorded, src/capture/report.rs) and lets the signal do what
+//! it would have done, with the action that was in place before (Node's own, which resets the
+//! terminal).
 
 use std::io::Read;
 use std::os::fd::{AsRawFd, IntoRawFd};
@@ -204,7 +205,7 @@ fn take_effect(sig: c_int) {
         let waited = since.elapsed();
         if waited >= BLOCKED {
             let ms = waited.as_secs_f64() * 1000.0;
-            blocked = left.iter().copied().filter(|&t| crate::registry::blocked_for(t, ms)).collect();
+            blocked = left.iter().copied().filter(|&t| crate::runtime::registry::blocked_for(t, ms)).collect();
         }
         // Done once every thread still writing is blocked (or none is left), or time is up.
         if left.iter().all(|t| blocked.contains(t)) || waited >= FINISH_WITHIN {
@@ -215,9 +216,9 @@ fn take_effect(sig: c_int) {
     drop(left);
     // What JS did not finish — every capture of a blocked thread, or of one whose JS did not
     // answer in time — the addon finishes from what it recorded.
-    for m in crate::registry::monitors() {
+    for m in crate::runtime::registry::monitors() {
         let why = if blocked.contains(&m.thread_id) { format!("signal {name} while the loop was blocked") } else { format!("signal {name} before this thread's JS finished the report") };
-        crate::report::finish_thread(&m, name, &why);
+        super::report::finish_thread(&m, name, &why);
     }
     // SAFETY: puts back the action ours replaced (or the default) and raises the signal again:
     // the process ends, or not, exactly as it would have without rloop.

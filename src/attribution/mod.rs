@@ -1,0 +1,12 @@
+//! Busy time charged to scopes and summed over windows: the ledger the JS hooks write
+//! (`ledger`), the windows made of it (`aggregator`, `window`), and what they need to stay
+//! cheap at any number of scopes and keys (`slots`, `names`, `keys`).
+
+pub mod aggregator;
+pub mod keys;
+pub mod ledger;
+#[cfg(not(test))]
+pub mod napi;
+pub mod names;
+pub mod slots;
+pub mod window;

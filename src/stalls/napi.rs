@@ -1,0 +1,38 @@
+//! The N-API surface of stalls, for the stack sampler (js/stalls/sampler-worker.js): it runs on
+//! a worker of its own and names the thread it watches by id.
+
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+use serde_json::Value;
+
+use crate::boundary::Callback;
+use crate::runtime::registry;
+
+use super::listeners;
+
+/// Calls `on_stall(wake)` while a stall on thread `thread_id` goes on, from the watch thread;
+/// the stack sampler (js/stalls/sampler-worker.js) answers with `stallStack`.
+#[napi(catch_unwind)]
+pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
+    listeners::listen_for_stalls(
+        thread_id,
+        Some(Box::new(move |wake| {
+            on_stall.call(wake, ThreadsafeFunctionCallMode::NonBlocking);
+        })),
+    );
+}
+
+/// Gives the stall of thread `thread_id` that woke at `wake` the frames taken while it blocked,
+/// asked for and answered at these epoch ms, the thread having run `ran_ms` of CPU in between
+/// (`threadCpuMs`), with the OpenTelemetry span active there or null. False when that stall is
+/// over or has a stack already.
+#[napi(catch_unwind)]
+pub fn stall_stack(thread_id: u32, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value, trace: Value) -> bool {
+    registry::find(thread_id).is_some_and(|m| m.attach_stack(wake, asked, answered, ran_ms, frames, trace))
+}
+
+/// Milliseconds of CPU monitored thread `thread_id` has used, or null.
+#[napi(catch_unwind)]
+pub fn thread_cpu_ms(thread_id: u32) -> Option<f64> {
+    registry::find(thread_id).and_then(|m| m.cpu?.ms())
+}
