@@ -23,6 +23,7 @@
 const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 const dc = require('node:diagnostics_channel');
 const { now } = require('../clock');
+const { attempt } = require('../attempt');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 const { SINCE, WAKE, WANT, WINDOW, HEADER, ORDERED, SEQ, IDLE, IDLE_R, runningView, newLedger, openSwitch } = require('./ledger');
 const { RING, ids: ringIds, contexts: ringCtx, clearRing, WeakContexts } = require('./ring');
@@ -228,7 +229,7 @@ function woke(at) {
   cur = ROOT;
   if (L[WANT] !== 0) {
     L[WANT] = 0;
-    attempt(onWant);
+    if (onWant !== null) attempt(onWant);
   }
   if (at >= wakeAt) wakeAt = attempt(onWake, at) ?? Infinity;
   cur = c;
@@ -241,14 +242,6 @@ function woke(at) {
     log.add(done, scopeSlot(c));
   }
   return done;
-}
-
-function attempt(fn, arg) {
-  try {
-    return fn?.(arg);
-  } catch {
-    return undefined; // never into the app's callback
-  }
 }
 
 /**

@@ -9,6 +9,7 @@ const fs = require('node:fs');
 const { platform, arch, pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const { threadId } = require('node:worker_threads');
 const { epochMs, ORIGIN } = require('../clock');
+const { swallowed } = require('../attempt');
 const heap = require('./heap');
 const profiler = require('./profile');
 const heapProfiler = require('./heap-profile');
@@ -45,6 +46,7 @@ class Capture {
   #n = numberCapture();
   #start = epochMs();
   #totalsBefore;
+  #swallowedBefore = swallowed(); // rloop's own exceptions swallowed on this thread before the capture
   #recording; // the addon's recording of windows and stalls (src/recording.rs)
   #framed; // whether the addon may finish the report (then it gets the slow I/O events too)
   #io = { events: [], dropped: 0 };
@@ -195,7 +197,8 @@ class Capture {
     markOwnWork(recorded.lag.events, this.#profileStart);
     const studied = profile ? this.#study(profile, recorded.lag) : null;
     return buildReport({
-      meta: this.#meta(end, partial, reason),
+      // Only the report JS builds says how many: the addon cannot count them (src/report.rs).
+      meta: { ...this.#meta(end, partial, reason), swallowed: swallowed() - this.#swallowedBefore },
       windowMs: this.#inner.options.windowMs,
       totalsBefore: this.#totalsBefore,
       totalsAfter: this.#inner.totals(),
