@@ -10,6 +10,7 @@ const { platform, arch, pid } = require('node:process'); // the process's own, w
 const { threadId } = require('node:worker_threads');
 const { epochMs, ORIGIN } = require('../clock');
 const { swallowed } = require('../attempt');
+const { round } = require('../round');
 const heap = require('./heap');
 const profiler = require('./profile');
 const heapProfiler = require('./heap-profile');
@@ -35,7 +36,7 @@ function markOwnWork(events, span) {
   if (span === null) return;
   for (const e of events) {
     const ms = Math.min(e.at + e.lagMs, span.at + span.ms) - Math.max(e.at, span.at);
-    if (ms > 0) e.rloopMs = Math.round(ms * 10) / 10;
+    if (ms > 0) e.rloopMs = round(ms, 1);
   }
 }
 
