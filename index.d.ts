@@ -336,6 +336,8 @@ export interface Report {
      * signal, a worker terminated): why, and the parts only JS holds, left empty or null.
      */
     incomplete?: { reason: string; missing: ('io.aggregates' | 'heap' | 'profile' | 'heapProfile')[] };
+    /** Exceptions of rloop's own swallowed on this thread during the capture, never thrown into the app; absent with `incomplete` and in older reports. */
+    swallowed?: number;
     options: Record<string, unknown>;
   };
   elu: {

@@ -16,10 +16,13 @@
 // - A send from code charged to no one (http in, which has no onReceive; a server's callback) is
 //   charged to the sending node from there on.
 // The hooks take one argument and return nothing: a hook that returns a promise would delay
-// every handler. Charging goes through rloop's public enter()/restore(), on the running monitor.
+// every handler; one that throws would fail the delivery, so rloop's work in them goes through
+// attempt() (js/attempt.js). Charging goes through rloop's public enter()/restore(), on the
+// running monitor.
 
 const rloop = require('..');
 const { openWindow } = require('../js/attribution');
+const { attempt } = require('../js/attempt');
 
 const PREV = Symbol('rloop.prev'); // on a receive event: what enter() returned, charged before it
 
@@ -36,17 +39,25 @@ class Attribution {
     this.#RED = RED;
     this.#keyed = keyed;
     RED.hooks.add('onReceive.rloop', (event) => {
-      event[PREV] = this.#enter(event.destination.id, event.msg._msgid);
+      attempt(this.#received, event);
     });
     RED.hooks.add('postReceive.rloop', (event) => {
-      if (event[PREV] !== undefined) rloop.restore(event[PREV]);
+      attempt(handedBack, event);
     });
     RED.hooks.add('onSend.rloop', (events) => {
-      // A node's own scope wins over an automatic one (an 'http in' node runs in its route's).
-      const { scope, automatic } = rloop.current();
-      if (scope === null || automatic) this.#enter(events[0].source.id, events[0].msg._msgid);
+      attempt(this.#sent, events);
     });
   }
+
+  #received = (event) => {
+    event[PREV] = this.#enter(event.destination.id, event.msg._msgid);
+  };
+
+  #sent = (events) => {
+    // A node's own scope wins over an automatic one (an 'http in' node runs in its route's).
+    const { scope, automatic } = rloop.current();
+    if (scope === null || automatic) this.#enter(events[0].source.id, events[0].msg._msgid);
+  };
 
   /** Unregisters the hooks: Node-RED's message path is as if rloop had never loaded. */
   stop() {
@@ -113,6 +124,10 @@ class Attribution {
     this.#closed.clear();
     this.#taken = 0;
   }
+}
+
+function handedBack(event) {
+  if (event[PREV] !== undefined) rloop.restore(event[PREV]);
 }
 
 module.exports = { Attribution };

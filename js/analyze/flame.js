@@ -7,12 +7,11 @@
 // `truncated` counts the merged nodes left out, so a reader knows the tree was pruned.
 
 const { redactLink } = require('../redact');
+const { ms } = require('./units');
 
 const MIN_SHARE = 0.001;
 const MAX_NODES = 2000;
 const MAX_DEPTH = 128;
-
-const round3 = (x) => Math.round(x) / 1000; // µs to ms, 3 decimals
 
 /**
  * @param p what js/analyze/index.js measured: profile `nodes`, `parent` and `order` (parents first),
@@ -75,7 +74,7 @@ function flameTree({ nodes, parent, order, self, fnOf, category, names, idle, ow
       line: m > 0 && lineNumber >= 0 ? lineNumber + 1 : null,
       column: m > 0 && columnNumber >= 0 ? columnNumber + 1 : null,
       category: names[cat[m]],
-      value: round3(total[m]),
+      value: ms(total[m]),
       children: [],
     };
     out.set(m, node);

@@ -2,7 +2,8 @@
 // The patterns worth acting on, from what js/analyze/index.js measured: a CPU hog, marked kinds of
 // work, long calls, GC pressure; each with its share of busy time, severity and advice.
 
-const { round, percent } = require('./units');
+const { percent } = require('./units');
+const { round } = require('../round');
 const { JSON_, REGEX, CRYPTO, SYNC_IO, GC, REGEXP_PREFIX } = require('./kinds');
 
 const MIN_PATTERN_MS = 1; // less than this is noise at any share

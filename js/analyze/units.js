@@ -1,8 +1,9 @@
 'use strict';
 // The units of the CPU analysis's numbers: ms with 3 decimals from µs, shares in % with 2.
 
-const round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
+const { round } = require('../round');
+
 const ms = (us) => round(us / 1000, 3);
 const percent = (part, whole) => (whole > 0 ? round((100 * part) / whole, 2) : 0);
 
-module.exports = { round, ms, percent };
+module.exports = { ms, percent };

@@ -11,6 +11,7 @@
 // handle closes it just before the loop waits, so idle time is never charged.
 
 const { now } = require('../clock');
+const { attempt } = require('../attempt');
 const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
 const { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, ORDERED, IDLE, IDLE_R, runningView, openSwitch } = require('./ledger');
 const { NEVER } = require('./context-frames');
@@ -164,7 +165,7 @@ function woke(at) {
   state.cur = ROOT;
   if (L[WANT] !== 0) {
     L[WANT] = 0;
-    attempt(onWant);
+    if (onWant !== null) attempt(onWant);
   }
   if (at >= wakeAt) wakeAt = attempt(onWake, at) ?? Infinity;
   state.cur = c;
@@ -177,14 +178,6 @@ function woke(at) {
     log.add(done, scopeSlot(c));
   }
   return done;
-}
-
-function attempt(fn, arg) {
-  try {
-    return fn?.(arg);
-  } catch {
-    return undefined; // never into the app's callback
-  }
 }
 
 /**

@@ -4,6 +4,7 @@
 // the hot path's one slot; each says when it is next due.
 
 const hooks = require('./hooks');
+const { attempt } = require('../attempt');
 
 const due = new Map(); // fn(now) -> the performance.now() time it is next due
 
@@ -12,11 +13,7 @@ function run(now) {
   for (const [fn, at] of due) {
     let then = at;
     if (now >= at) {
-      try {
-        then = fn(now) ?? Infinity;
-      } catch {
-        then = Infinity; // never into the app's callback; asks again through wakeAt()
-      }
+      then = attempt(fn, now) ?? Infinity; // one that threw asks again through wakeAt()
       if (due.has(fn)) due.set(fn, then);
     }
     next = Math.min(next, then);

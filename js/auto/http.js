@@ -16,6 +16,7 @@
 const dc = require('node:diagnostics_channel');
 const hooks = require('../attribution');
 const { requestPath } = require('../redact');
+const { attempt } = require('../attempt');
 
 const MAX_ROUTES = 500; // distinct names; requests past them go to OTHER, and are counted
 const OTHER = 'HTTP (other routes)';
@@ -154,28 +155,22 @@ function start(monitor) {
     if (raw !== undefined && typeof route?.url === 'string') routed(raw, route.url);
   }
 
-  onRoute = (request, route) => {
-    try {
-      if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
-    } catch {
-      // inside Express's router: the request stays as it was charged
-    }
-  };
+  function onExpress(request, route) {
+    if (typeof route?.path === 'string') routed(request, `${request.baseUrl ?? ''}${route.path}`);
+  }
+
+  // Inside Express's router: on a failure the request stays as it was charged.
+  onRoute = (request, route) => attempt(onExpress, request, route);
   const channels = [
     ['http.server.request.start', onStart],
     ['http.server.response.finish', onFinish],
     ['tracing:fastify.request.handler:start', onFastify],
   ];
   // A subscriber's exception would reach the app (Node rethrows it on the next tick): never one.
+  // On a failure the request stays as it was charged.
   for (const c of channels) {
     const fn = c[1];
-    c[1] = (message) => {
-      try {
-        fn(message);
-      } catch {
-        // this request stays as it was charged
-      }
-    };
+    c[1] = (message) => attempt(fn, message);
     dc.subscribe(c[0], c[1]);
   }
   return {

@@ -10,10 +10,11 @@ const path = require('node:path');
 const { fileURLToPath } = require('node:url');
 const hooks = require('../attribution');
 const { isOwnFile } = require('../own');
+const { attempt } = require('../attempt');
 
 const MAX_SITES = 1000; // distinct call sites named; timers from more are unattributed, and counted
-const FRAMES = 16; // Node's own frames between the hook and the caller are ≈ 6
-const HOOK_FILES = [require.resolve('../attribution/by-tag'), require.resolve('../attribution/by-context-frame'), __dirname + path.sep]; // the init hooks that call contextOf(), and it
+const FRAMES = 18; // rloop's own frames in the hook are 6, Node's between the hook and the caller ≈ 6
+const HOOK_FILES = [require.resolve('../attribution/by-tag'), require.resolve('../attribution/by-context-frame'), require.resolve('../attempt'), __dirname + path.sep]; // the init hooks that call contextOf(), and it
 const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
 
 const callSites = (_, sites) => sites;
@@ -68,17 +69,17 @@ function start(monitor) {
 
   // Called inside the init hook: it must never throw (an exception there ends the process).
   function contextOf(timeout) {
-    try {
-      const fn = timeout._onTimeout;
-      let ctx = byCallback.get(fn);
-      if (ctx === undefined) {
-        ctx = named(timeout);
-        if (typeof fn === 'function') byCallback.set(fn, ctx);
-      }
-      return ctx;
-    } catch {
-      return hooks.ROOT;
+    return attempt(lookUp, timeout) ?? hooks.ROOT;
+  }
+
+  function lookUp(timeout) {
+    const fn = timeout._onTimeout;
+    let ctx = byCallback.get(fn);
+    if (ctx === undefined) {
+      ctx = named(timeout);
+      if (typeof fn === 'function') byCallback.set(fn, ctx);
     }
+    return ctx;
   }
 
   function named(timeout) {

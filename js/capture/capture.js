@@ -9,6 +9,8 @@ const fs = require('node:fs');
 const { platform, arch, pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const { threadId } = require('node:worker_threads');
 const { epochMs, ORIGIN } = require('../clock');
+const { swallowed } = require('../attempt');
+const { round } = require('../round');
 const heap = require('./heap');
 const profiler = require('./profile');
 const heapProfiler = require('./heap-profile');
@@ -34,7 +36,7 @@ function markOwnWork(events, span) {
   if (span === null) return;
   for (const e of events) {
     const ms = Math.min(e.at + e.lagMs, span.at + span.ms) - Math.max(e.at, span.at);
-    if (ms > 0) e.rloopMs = Math.round(ms * 10) / 10;
+    if (ms > 0) e.rloopMs = round(ms, 1);
   }
 }
 
@@ -45,6 +47,7 @@ class Capture {
   #n = numberCapture();
   #start = epochMs();
   #totalsBefore;
+  #swallowedBefore = swallowed(); // rloop's own exceptions swallowed on this thread before the capture
   #recording; // the addon's recording of windows and stalls (src/capture/recording.rs)
   #framed; // whether the addon may finish the report (then it gets the slow I/O events too)
   #io = { events: [], dropped: 0 };
@@ -195,7 +198,8 @@ class Capture {
     markOwnWork(recorded.lag.events, this.#profileStart);
     const studied = profile ? this.#study(profile, recorded.lag) : null;
     return buildReport({
-      meta: this.#meta(end, partial, reason),
+      // Only the report JS builds says how many: the addon cannot count them (src/report.rs).
+      meta: { ...this.#meta(end, partial, reason), swallowed: swallowed() - this.#swallowedBefore },
       windowMs: this.#inner.options.windowMs,
       totalsBefore: this.#totalsBefore,
       totalsAfter: this.#inner.totals(),

@@ -5,6 +5,7 @@
 
 const { isMainThread, threadId } = require('node:worker_threads');
 const native = require('../native');
+const { attempt } = require('../attempt');
 
 const finishers = new Set(); // (reason) => void, synchronous
 let uncaught = false;
@@ -20,13 +21,8 @@ function onUncaught() {
 }
 
 function finishAll(reason) {
-  for (const finish of [...finishers]) {
-    try {
-      finish(reason);
-    } catch {
-      // One capture failing to write must not stop the others, nor change the exit.
-    }
-  }
+  // One capture failing to write must not stop the others, nor change the exit.
+  for (const finish of [...finishers]) attempt(finish, reason);
   finishers.clear();
 }
 
@@ -38,11 +34,7 @@ const SIGNALS = ['SIGTERM', 'SIGINT'];
 // before the signal comes, or it ends the process with no report.
 function onRemoved(event) {
   if (!SIGNALS.includes(event) || process.listenerCount(event) !== 0) return;
-  try {
-    native.rearmSignals();
-  } catch {
-    // Never into the app's removeListener(): our thread looks again soon.
-  }
+  attempt(native.rearmSignals); // never into the app's removeListener(): our thread looks again soon
 }
 
 function install() {

@@ -7,6 +7,7 @@ const { ORIGIN } = require('../clock');
 const { pathToFileURL } = require('node:url');
 const { redactUrl, redactLink, redactText, requestPath, target } = require('../redact');
 const { isOwnFile } = require('../own');
+const { round } = require('../round');
 
 const MAX_TARGET_LENGTH = 256; // a path may be kilobytes long: targets are kept and reported
 // Frames captured below rloop's own, each costing up to a microsecond: enough for some 6 of the
@@ -69,7 +70,7 @@ function slowEvent(rec, method, where, status, error, ms) {
   const event = { type: rec.type, method, target: where };
   if (status !== undefined) event.status = status;
   if (error !== undefined) event.error = redactText(error); // a message may hold a URL, credentials and all
-  event.durationMs = round(ms);
+  event.durationMs = round(ms, 3);
   event.at = Math.round(ORIGIN + rec.t0);
   event.stack = frames(rec.stack);
   event.scope = rec.ctx?.scope ?? null;
@@ -94,8 +95,4 @@ function frames(stack) {
   return user.concat(internal).slice(0, MAX_FRAMES);
 }
 
-function round(ms) {
-  return Math.round(ms * 1000) / 1000;
-}
-
-module.exports = { httpTarget, fetchTarget, failedTarget, hostPort, errorName, captureStack, pendingEvent, clip, slowEvent, round };
+module.exports = { httpTarget, fetchTarget, failedTarget, hostPort, errorName, captureStack, pendingEvent, clip, slowEvent };

@@ -6,7 +6,7 @@
 // Per operation the hot path stores one record (start time, context, and for outgoing
 // operations a stack captured but not formatted) on the object the channels pass around, and
 // at the end updates two running totals in O(1). The stack is formatted only for a slow one.
-// Nothing here may throw into the app: every entry point swallows and counts its exceptions.
+// Nothing here may throw into the app: every entry point runs through attempt() (js/attempt.js).
 
 const dc = require('node:diagnostics_channel');
 const dns = require('node:dns');
@@ -20,6 +20,7 @@ const { Pending } = require('./pending');
 const { Totals } = require('./totals');
 const { wakeAt, stopWaking } = require('../attribution/wakers');
 const { activeTrace } = require('../trace');
+const { attempt, swallowed } = require('../attempt');
 
 const DEFAULT_THRESHOLD_MS = 500;
 const MAX_THRESHOLD_MS = 3600000;
@@ -52,17 +53,8 @@ function track(options) {
   const pending = new Pending();
   const totals = new Totals();
   const collectors = new Set(); // Totals of captures running now
-  let errors = 0;
+  const swallowedBefore = swallowed();
   let stopped = false;
-
-  function attempt(fn, a, b, c) {
-    try {
-      return fn(a, b, c);
-    } catch {
-      errors++;
-      return null;
-    }
-  }
 
   // A subscriber gets itself as `top`: the stack is captured from below it, skipping rloop's frames.
   const guard = (fn) => function guarded(message) {
@@ -85,8 +77,10 @@ function track(options) {
     if (owner[REC] === undefined) owner[REC] = begin(type, top, owner);
   }
 
+  const tellOverdue = (rec, ms) => (own(rec) ? pending.delete(rec) : onSlow(pendingEvent(rec, ms)));
+  // Run by js/attribution/wakers.js, through attempt().
   function checkOverdue(now) {
-    return attempt(() => pending.overdue(now, thresholdMs, (rec, ms) => (own(rec) ? pending.delete(rec) : onSlow(pendingEvent(rec, ms)))));
+    return pending.overdue(now, thresholdMs, tellOverdue);
   }
 
   /** The record of `owner`'s running operation, which ends now; undefined or null if none. */
@@ -184,7 +178,7 @@ function track(options) {
       const last = arguments.length - 1;
       const callback = arguments[last];
       const rec = typeof callback === 'function' ? attempt(begin, 'dns', lookup, hostname) : null;
-      if (rec === null) return Reflect.apply(original, this, arguments);
+      if (!rec) return Reflect.apply(original, this, arguments);
       const args = Array.prototype.slice.call(arguments);
       args[last] = function onLookup(err) {
         attempt(endLookup, rec, hostname, err);
@@ -202,7 +196,7 @@ function track(options) {
   function trackPromiseLookup(original, callbackLookup) {
     return function lookup(hostname, options) {
       const rec = typeof hostname === 'string' && hostname !== '' && isIP(hostname) === 0 ? attempt(begin, 'dns', lookup, hostname) : null;
-      if (rec === null) return Reflect.apply(original, this, arguments);
+      if (!rec) return Reflect.apply(original, this, arguments);
       const all = typeof options === 'object' && options !== null && options.all === true;
       let outcome = null; // [err, result], should a patched dns.lookup call back at once
       let settle = (err, result) => { outcome = [err, result]; };
@@ -287,9 +281,9 @@ function track(options) {
       return pending.unwatched;
     },
     stop,
-    /** Exceptions rloop swallowed rather than throw into the app. */
+    /** Exceptions of rloop's own swallowed on this thread since this tracker started (js/attempt.js): its own, and any other part's. */
     get errors() {
-      return errors;
+      return swallowed() - swallowedBefore;
     },
   };
 }

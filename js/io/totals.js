@@ -1,7 +1,7 @@
 'use strict';
 // Running totals of I/O durations per type and target, for reports (js/io/index.js adds to them).
 
-const { round } = require('./events');
+const { round } = require('../round');
 
 const MAX_TARGETS = 1000; // per type; later targets are folded into OTHER
 const OTHER = '(other)';
@@ -22,7 +22,7 @@ class Stat {
 
   view() {
     const { count, totalMs, maxMs, errors } = this;
-    return { count, totalMs: round(totalMs), avgMs: round(totalMs / count), maxMs: round(maxMs), errors };
+    return { count, totalMs: round(totalMs, 3), avgMs: round(totalMs / count, 3), maxMs: round(maxMs, 3), errors };
   }
 }
 

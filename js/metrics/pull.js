@@ -13,6 +13,7 @@ const profiler = require('../capture/profile');
 const heapProfiler = require('../capture/heap-profile');
 const { epochMs } = require('../clock');
 const { renderPprof, renderHeapPprof } = require('../report/pprof');
+const { attempt } = require('../attempt');
 
 // How late after the ask the loop may start a profile: past it the client has been told
 // (or soon will be) that none came, and a profile nobody waits for would cost the app for nothing.
@@ -25,12 +26,10 @@ const START_WITHIN_MS = 5000;
  */
 function pullProfiles(answer, recordTimeline) {
   let taking = false;
-  // An answer that fails (the endpoint closed meanwhile) is dropped: the client sees its
-  // connection close, and no rejection reaches the app.
-  const give = (...args) => {
-    try {
-      answer(...args);
-    } catch {}
+  // An answer that fails (the endpoint closed meanwhile) is dropped, and counted: the client
+  // sees its connection close, and no rejection reaches the app.
+  const give = (id, status, contentType, body) => {
+    attempt(answer, id, status, contentType, body);
   };
   const fail = (id, status, why) => give(id, status, 'text/plain; charset=utf-8', Buffer.from(`rloop: ${why}\n`));
   return ([id, kind, seconds, asked]) => {

@@ -7,6 +7,7 @@
 
 const { list } = require('./context');
 const { finite, maxOf } = require('./format');
+const { round } = require('../round');
 
 const INCOMING = 'http-in';
 
@@ -62,7 +63,7 @@ function busyMs(analysis) {
 /** A heavy function's share of busy time, %: its own field, or from its self time in older reports. */
 function busyPercent(f, busy) {
   if (finite(f?.busyPercent)) return f.busyPercent;
-  return busy > 0 && finite(f?.selfMs) ? Math.round((10000 * f.selfMs) / busy) / 100 : null;
+  return busy > 0 && finite(f?.selfMs) ? round((100 * f.selfMs) / busy, 2) : null;
 }
 
 /** The capture's span in seconds from its start: [0, end], from meta.start/meta.end. */

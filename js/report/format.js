@@ -4,6 +4,7 @@
 // finite number (a damaged report) shows as '—'.
 
 const { esc, text } = require('./escape');
+const { round } = require('../round');
 
 const NONE = '—';
 const MB = 1024 * 1024;
@@ -57,7 +58,7 @@ function size(bytes, signed = false) {
 /** Seconds from the start of the capture, signed: '+1.25 s', '−0.01 s'. */
 function offset(seconds) {
   if (!finite(seconds)) return NONE;
-  const r = Math.round(seconds * 100) / 100; // no '−0 s'
+  const r = round(seconds, 2); // no '−0 s'
   return `${r < 0 ? '−' : '+'}${num(Math.abs(r), 2)} s`;
 }
 

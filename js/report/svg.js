@@ -4,6 +4,7 @@
 
 const { esc } = require('./escape');
 const { num } = require('./format');
+const { round } = require('../round');
 
 const WIDTH = 1200;
 const MARGIN = { left: 56, right: 14, top: 12, bottom: 28 };
@@ -43,10 +44,9 @@ function plot({ height = 220, xMax, yMax }) {
 
 /** The SVG element around `body`: grid, tick labels, axis title. */
 function chart(p, { label, xFormat = (v) => `${num(v, 1)} s`, yFormat = (v) => num(v, 1), body }) {
-  const r = (v) => Math.round(v * 10) / 10;
-  const grid = p.ys.map((v) => `<line class="grid" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${r(p.y(v))}" y2="${r(p.y(v))}"/>`
-    + `<text class="tick" x="${MARGIN.left - 6}" y="${r(p.y(v)) + 4}" text-anchor="end">${esc(yFormat(v))}</text>`);
-  const xTicks = p.xs.map((v) => `<text class="tick" x="${r(p.x(v))}" y="${p.height - 8}" text-anchor="middle">${esc(xFormat(v))}</text>`);
+  const grid = p.ys.map((v) => `<line class="grid" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${round(p.y(v), 1)}" y2="${round(p.y(v), 1)}"/>`
+    + `<text class="tick" x="${MARGIN.left - 6}" y="${round(p.y(v), 1) + 4}" text-anchor="end">${esc(yFormat(v))}</text>`);
+  const xTicks = p.xs.map((v) => `<text class="tick" x="${round(p.x(v), 1)}" y="${p.height - 8}" text-anchor="middle">${esc(xFormat(v))}</text>`);
   return `<svg class="chart" viewBox="0 0 ${WIDTH} ${p.height}" role="img" aria-label="${esc(label)}">`
     + `${grid.join('')}${xTicks.join('')}<g class="marks">${body}</g></svg>`;
 }
@@ -54,7 +54,7 @@ function chart(p, { label, xFormat = (v) => `${num(v, 1)} s`, yFormat = (v) => n
 /** Transparent full-height columns, the i-th from x `edges[i]` to `edges[i + 1]`, whose hover shows `tips[i]`. */
 function hoverColumns(p, edges, tips) {
   return tips
-    .map((lines, i) => `<rect class="hover" x="${round(edges[i])}" y="${MARGIN.top}" width="${round(edges[i + 1] - edges[i])}" height="${p.inner.h}" ${tip(lines)}/>`)
+    .map((lines, i) => `<rect class="hover" x="${coord(edges[i])}" y="${MARGIN.top}" width="${coord(edges[i + 1] - edges[i])}" height="${p.inner.h}" ${tip(lines)}/>`)
     .join('');
 }
 
@@ -69,7 +69,8 @@ function tip(lines) {
   return `data-tip="${lines.map((l) => esc(l)).join('\n')}"`;
 }
 
-const round = (v) => Math.round(v * 100) / 100;
+/** A coordinate of the marks as written: 2 decimals (the grid's take 1). */
+const coord = (v) => round(v, 2);
 
 /** `items` (sorted by time) as groups: one each up to `max`, else `max` spans of equal time; `at(item)` in s. */
 function buckets(items, max, at, span) {
@@ -80,4 +81,4 @@ function buckets(items, max, at, span) {
   return out.filter((b) => b.length > 0);
 }
 
-module.exports = { plot, chart, hoverColumns, edgesAround, tip, round, buckets };
+module.exports = { plot, chart, hoverColumns, edgesAround, tip, coord, buckets };

@@ -99,3 +99,25 @@ test("stop() inside an app's async hook callback, rloop's hooks still called in 
   assert.strictEqual(r.stdout, 'ok 2\n');
   assert.strictEqual(r.status, 0);
 });
+
+// js/attempt.js: what rloop runs inside the app's callbacks never throws there, and counts what it swallowed.
+test("rloop's own work that throws as the loop wakes is swallowed and counted: the app runs on, and the capture's report says how many", () => {
+  const json = path.join(tmp, 'swallowed.json');
+  const script = `const rloop = require(${JSON.stringify(ROOT)});
+    const { wakeAt } = require(${JSON.stringify(path.join(ROOT, 'js', 'attribution', 'wakers'))});
+    const mon = rloop.start({});
+    const done = mon.capture({ durationMs: 200, json: ${JSON.stringify(json)} });
+    let ran = 0;
+    wakeAt(() => { throw new Error('rloop\\'s own'); }); // runs as the loop wakes, before the app's next callback
+    setImmediate(() => { ran++; });
+    setTimeout(() => { ran++; }, 20);
+    const alive = setTimeout(() => {}, 5000); // the capture's own timer keeps no process alive
+    done.finally(() => clearTimeout(alive)).then((report) => console.log('ok', ran, report.meta.swallowed));`;
+  const r = run(['-e', script]);
+  assert.strictEqual(r.stderr, '');
+  assert.strictEqual(r.stdout, 'ok 2 1\n');
+  assert.strictEqual(r.status, 0);
+  const report = JSON.parse(fs.readFileSync(json, 'utf8'));
+  assertValidReport(report);
+  assert.strictEqual(report.meta.swallowed, 1);
+});

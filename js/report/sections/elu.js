@@ -4,7 +4,7 @@
 
 const { esc, text } = require('../escape');
 const { maxOf, ms, num, offset, pct } = require('../format');
-const { plot, chart, hoverColumns, round } = require('../svg');
+const { plot, chart, hoverColumns, coord } = require('../svg');
 const { table, bar, empty, capped } = require('../table');
 const { list, OTHER, UNATTRIBUTED, PALETTE } = require('../context');
 const facts = require('../facts');
@@ -136,7 +136,7 @@ function stackedTimeline(ctx, elu, windows) {
       const share = c.durationMs > 0 ? (100 * busyMs) / c.durationMs : 0;
       if (share <= 0) return;
       const y = p.y(acc + share);
-      bars.push(`<rect x="${round(x0)}" y="${round(y)}" width="${round(width)}" height="${round(p.y(acc) - y)}" style="fill:${esc(series[j].color)}"/>`);
+      bars.push(`<rect x="${coord(x0)}" y="${coord(y)}" width="${coord(width)}" height="${coord(p.y(acc) - y)}" style="fill:${esc(series[j].color)}"/>`);
       acc += share;
     });
     const parts = c.busy.map((busyMs, j) => [j, busyMs]).filter(([, b]) => b > 0).sort((a, b) => b[1] - a[1]);

@@ -4,7 +4,7 @@
 
 const { esc, text } = require('../escape');
 const { clock, frame, frameText, maxOf, ms, num, offset, plural } = require('../format');
-const { plot, chart, tip, round } = require('../svg');
+const { plot, chart, tip, coord } = require('../svg');
 const { table, empty, capped } = require('../table');
 const { stackDetails, visibleFrames } = require('./stacks');
 const { groupBy } = require('../aggregate');
@@ -39,10 +39,10 @@ function timeline(ctx, events, thresholdMs) {
         ...(stack.length > 0 ? stack.slice(0, TIP_FRAMES).map((f) => `  ${frameText(f)}`) : [noStack(e)]),
         ...(topFrame(e.stackBefore) ? [`${BEFORE} ${frameText(topFrame(e.stackBefore))}`] : []),
       ];
-      return `<circle class="dot" cx="${round(p.x((e.at - ctx.start) / 1000))}" cy="${round(p.y(e.lagMs))}" r="${round(r)}" `
+      return `<circle class="dot" cx="${coord(p.x((e.at - ctx.start) / 1000))}" cy="${coord(p.y(e.lagMs))}" r="${coord(r)}" `
         + `style="fill:${esc(ctx.color(e.scope))}" ${tip(lines)}/>`;
     });
-  const limit = thresholdMs > 0 ? `<line class="threshold" x1="${round(p.x(0))}" x2="${round(p.x(Infinity))}" y1="${round(p.y(thresholdMs))}" y2="${round(p.y(thresholdMs))}"/>` : '';
+  const limit = thresholdMs > 0 ? `<line class="threshold" x1="${coord(p.x(0))}" x2="${coord(p.x(Infinity))}" y1="${coord(p.y(thresholdMs))}" y2="${coord(p.y(thresholdMs))}"/>` : '';
   const note = shown.length < events.length ? capped(ctx, `Lag timeline: the ${num(shown.length)} longest of ${num(events.length)} stalls are drawn.`) : '';
   return chart(p, { label: 'Stalls over the capture, ms', yFormat: (v) => `${num(v, 0)} ms`, body: limit + dots.join('') }) + note;
 }

@@ -4,7 +4,7 @@
 
 const { esc, text } = require('../escape');
 const { MB, finite, maxOf, size, num, offset, plural } = require('../format');
-const { plot, chart, hoverColumns, edgesAround, buckets, round } = require('../svg');
+const { plot, chart, hoverColumns, edgesAround, buckets, coord } = require('../svg');
 const { table, empty, capped } = require('../table');
 const { list } = require('../context');
 const facts = require('../facts');
@@ -68,14 +68,14 @@ function timeline(ctx, samples) {
   const yMax = maxOf(points, (pt) => maxOf(CHARTED, (k) => pt[k])) / MB;
   const p = plot({ xMax: span, yMax, height: 240 });
   const lines = CHARTED.map((key) => {
-    const d = points.map((pt) => `${round(p.x(pt.at))},${round(p.y(pt[key] / MB))}`).join(' ');
+    const d = points.map((pt) => `${coord(p.x(pt.at))},${coord(p.y(pt[key] / MB))}`).join(' ');
     return `<polyline class="line m-${key}" points="${d}"/>`;
   });
   const tips = points.map((pt) => [offset(pt.at), ...CHARTED.map((k) => `${LABEL[k]}: ${size(pt[k])}`)]);
   const g = facts.heapGrowth(ctx.r);
   // Where the app's start-up ended: the growth left of it is the app loading.
   const startUp = g.startUpAt === null ? ''
-    : `<line class="start-up" x1="${round(p.x((g.startUpAt - t0) / 1000))}" x2="${round(p.x((g.startUpAt - t0) / 1000))}" y1="${round(p.y(0))}" y2="${round(p.y(Infinity))}"/>`;
+    : `<line class="start-up" x1="${coord(p.x((g.startUpAt - t0) / 1000))}" x2="${coord(p.x((g.startUpAt - t0) / 1000))}" y1="${coord(p.y(0))}" y2="${coord(p.y(Infinity))}"/>`;
   const body = startUp + lines.join('') + hoverColumns(p, edgesAround(p, points.map((pt) => p.x(pt.at))), tips);
   const legend = CHARTED.map((k) => `<span><i class="swatch m-${k}"></i>${esc(LABEL[k])}</span>`).join('');
   const note = groups.length < samples.length ? capped(ctx, `Memory chart: ${num(samples.length)} samples drawn as ${groups.length} points, each the highest of its span.`) : '';
