@@ -6,11 +6,19 @@
 const { isMainThread, threadId } = require('node:worker_threads');
 const native = require('../native');
 const { attempt } = require('../attempt');
+const { settleSampler } = require('../stalls/sampler');
+
+// How long the exit waits for a stack the sampler is taking of a stall just before it: the
+// sampler's own limit for an answer.
+const SETTLE_MS = 1000;
 
 const finishers = new Set(); // (reason) => void, synchronous
 let uncaught = false;
 
+// First: from here on the sampler opens no session (rloop's work at exit, and the app's exit
+// listeners after this one, are no stalls to take stacks of), and one a stall before holds ends.
 function onExit() {
+  settleSampler(SETTLE_MS);
   finishAll(uncaught ? 'uncaughtException' : 'exit');
 }
 

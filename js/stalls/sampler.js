@@ -10,11 +10,15 @@
 // one per stall it samples; `pauseSampler()` stops it opening any and tells when none is held,
 // so the inspector can be closed while a monitor runs (rloop attach leaving an app that runs its
 // own monitor). The gate is shared memory: [paused, busy], each 0 or 1.
+//
+// Node's exit prints "Waiting for the debugger to disconnect..." on stderr while a worker holds
+// a session to this thread: `settleSampler()` lets rloop's work at exit open none, and waits for
+// the one a stall before it may hold.
 
 const path = require('node:path');
 const { threadId, isMainThread, Worker } = require('node:worker_threads');
 const native = require('../native');
-const { ORIGIN, offsetFrom } = require('../clock');
+const { ORIGIN, offsetFrom, now } = require('../clock');
 
 let sampler = null;
 const gate = new Int32Array(new SharedArrayBuffer(8));
@@ -64,4 +68,19 @@ function pauseSampler(later) {
   });
 }
 
-module.exports = { startSampler, pauseSampler };
+/**
+ * For the end of the process: stops the sampler opening sessions for good, and waits at most
+ * `withinMs` until it holds none. While this thread waits the inspector's interrupts run: an
+ * evaluation pending in the worker's session answers, and the session's end is taken in.
+ */
+function settleSampler(withinMs) {
+  if (!sampler) return;
+  Atomics.store(gate, PAUSED, 1);
+  const end = now() + withinMs;
+  while (Atomics.load(gate, BUSY) === 1 && now() < end) Atomics.wait(gate, BUSY, 1, 5);
+  // The worker ends its session before it clears BUSY; one more wait lets that end's
+  // interrupt run here, should none of the code before the exit have run it.
+  Atomics.wait(gate, PAUSED, 1, 1);
+}
+
+module.exports = { startSampler, pauseSampler, settleSampler };
