@@ -86,10 +86,6 @@ module.exports = {
 // For rloop attach's agent in a target that runs rloop (cli/attach/agent.js): what makes closing
 // the inspector safe while a monitor runs. Keyed by a symbol, not enumerable: not public API.
 Object.defineProperty(module.exports, Symbol.for('rloop.pauseSampler'), { value: pauseSampler });
-// `rloop attach` turns Node-RED's per-node attribution on in a target through the rloop copy the
-// target loaded, whatever its layout on disk.
-Object.defineProperty(module.exports, Symbol.for('rloop.nodeRedAttach'), { value: () => require('../node-red/attach') });
-
 // For zero-code use (register/), its one way in past the public API: its variables checked as
 // start() and capture() check options, before anything starts; the options' table, which names
 // the variables; how a duration is written as text; and the capture option that is told which

@@ -79,12 +79,19 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
       const closing = agent.opened && (monitored === 0 || pausable) && isMainThread && closeInspector({ key, afterMs: closeAfterMs }, realTimer);
       return { stopped: agent.started, left: 0, opened: agent.opened, monitored, pausable, closing };
     };
-    // Node-RED: per-node attribution by its message hooks, with the parts of the rloop loaded
-    // (a copy older than its rloop.nodeRedAttach has them by path, or none); a failure leaves the
-    // capture without it, and says why, never the app broken.
+    // Node-RED: per-node attribution by its message hooks, with the parts of the rloop loaded: its
+    // package's entry point rloop/node-red/attach, found from the loaded copy itself (a copy older
+    // than that entry point has them by path, or none); a failure leaves the capture without it,
+    // and says why, never the app broken.
     try {
-      const load = agent.rloop[Symbol.for('rloop.nodeRedAttach')];
-      const nodered = typeof load === 'function' ? load() : Module.createRequire(file)(path.join(path.dirname(file), '..', 'node-red', 'attach.js'));
+      const load = Module.createRequire(file);
+      let nodered;
+      try {
+        nodered = load('rloop/node-red/attach'); // the package's own, by its name (self-reference)
+      } catch (e) {
+        if (e.code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw e;
+        nodered = load(path.join(path.dirname(file), '..', 'node-red', 'attach.js'));
+      }
       const RED = nodered.find(Module._cache);
       if (RED !== null) {
         const version = typeof RED.version === 'function' ? RED.version() : RED.version;
