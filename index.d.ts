@@ -205,7 +205,12 @@ export interface Frame {
   /** 1-based; null for native code. */
   line: number | null;
   column: number | null;
+  /** Where the code ran, when url, line and column are its original location from the app's source map. */
+  generated?: GeneratedLocation;
 }
+
+/** A frame's location in the generated file (compiled, bundled) its code ran from. */
+export interface GeneratedLocation { url: string; line: number | null; column: number | null }
 
 export interface LagEvent {
   lagMs: number;
@@ -338,6 +343,11 @@ export interface Report {
     incomplete?: { reason: string; missing: ('io.aggregates' | 'heap' | 'profile' | 'heapProfile')[] };
     /** Exceptions of rloop's own swallowed on this thread during the capture, never thrown into the app; absent with `incomplete` and in older reports. */
     swallowed?: number;
+    /**
+     * Present when a script had a source map: how many scripts' frames are at their original
+     * location, and the maps left aside and why (at most 20; the rest counted in `dropped`).
+     */
+    sourceMaps?: { scripts: number; skipped: { url: string; reason: string }[]; dropped: number };
     options: Record<string, unknown>;
   };
   elu: {
@@ -381,7 +391,7 @@ export interface HeapProfile {
 /** The profile's call tree, pruned (docs/report-schema.md): `value` in ms, the node and all under it. */
 export interface Flame { nodes: number; truncated: number; root: FlameNode | null }
 export interface FlameNode {
-  name: string; url: string; line: number | null; column: number | null; category: string; value: number; children: FlameNode[];
+  name: string; url: string; line: number | null; column: number | null; generated?: GeneratedLocation; category: string; value: number; children: FlameNode[];
 }
 
 export interface IoStat { count: number; totalMs: number; avgMs: number; maxMs: number; errors: number }

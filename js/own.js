@@ -28,10 +28,13 @@ function isOwn(f) {
   return OWN_URLS.some((d) => url.startsWith(d)) || url.startsWith(OWN_SCHEME) || OWN_INSTALLED.test(url);
 }
 
-/** A library frame: native code, Node's own modules, anything under node_modules. */
+/**
+ * A library frame: native code, Node's own modules, anything under node_modules. A frame at its
+ * original location is one where it ran too: a package's map may name its sources `webpack://pkg/…`.
+ */
 function isLibrary(f) {
   const url = urlOf(f);
-  return url === '' || url.startsWith('node:') || /[/\\]node_modules[/\\]/.test(url);
+  return url === '' || url.startsWith('node:') || /[/\\]node_modules[/\\]/.test(url) || (f?.generated != null && isLibrary(f.generated));
 }
 
 /** The app's own frame. */

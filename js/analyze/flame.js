@@ -18,8 +18,9 @@ const MAX_DEPTH = 128;
  *   `self` µs per node, `fnOf` (function per node), `category` per node and `names` of the
  *   categories, `idle` the idle category, `own` per node: rloop's own frame (left out, its
  *   callees joined to its caller).
- * @returns `{ nodes, truncated, root }`, each node `{ name, url, line, column, category, value
- *   (ms, its own time and its children's), children (heaviest first) }`.
+ * @returns `{ nodes, truncated, root }`, each node `{ name, url, line, column, generated (at
+ *   its original location only), category, value (ms, its own time and its children's),
+ *   children (heaviest first) }`.
  */
 function flameTree({ nodes, parent, order, self, fnOf, category, names, idle, own }) {
   // Merged nodes, parents before children: a profile node of each, parent, depth, µs, category.
@@ -67,12 +68,13 @@ function flameTree({ nodes, parent, order, self, fnOf, category, names, idle, ow
 
   const out = new Map();
   for (const m of kept) {
-    const { functionName, url, lineNumber, columnNumber } = nodes[first[m]].callFrame;
+    const { functionName, url, lineNumber, columnNumber, generated } = nodes[first[m]].callFrame;
     const node = {
       name: m === 0 ? '(all)' : functionName || '(anonymous)',
       url: m === 0 ? '' : redactLink(url), // a script loaded as 'x.mjs?token=…'
       line: m > 0 && lineNumber >= 0 ? lineNumber + 1 : null,
       column: m > 0 && columnNumber >= 0 ? columnNumber + 1 : null,
+      ...(m > 0 && generated && { generated }), // at its original location: where it ran
       category: names[cat[m]],
       value: ms(total[m]),
       children: [],

@@ -46,12 +46,14 @@ function kindOf({ functionName, url, scriptId }) {
   return NODE;
 }
 
-function frameOf({ functionName, url, lineNumber, columnNumber }) {
+/** A call frame as a report's frame; one at its original location (js/capture/source-maps.js) keeps its `generated` one. */
+function frameOf({ functionName, url, lineNumber, columnNumber, generated }) {
   return {
     functionName: functionName || '(anonymous)',
     url: redactLink(url), // a script loaded as 'x.mjs?token=…'
     line: lineNumber >= 0 ? lineNumber + 1 : null,
     column: columnNumber >= 0 ? columnNumber + 1 : null,
+    ...(generated && { generated }),
   };
 }
 

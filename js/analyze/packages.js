@@ -48,7 +48,9 @@ function ownerOf(frame) {
   const { url } = frame;
   if (NO_FILE.test(url) || isOwn(frame)) return null;
   if (url.startsWith('node:')) return ['node', null];
-  const name = packageOf(url);
+  // At its original location (js/capture/source-maps.js): the package it ran in, else the one its
+  // source is in (a library bundled into the app's file).
+  const name = packageOf(frame.generated?.url) ?? packageOf(url);
   return name === null ? ['app', null] : ['package', name];
 }
 

@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const { platform, arch, pid } = require('node:process'); // the process's own, whatever the app puts at global.process
 const { threadId } = require('node:worker_threads');
 const { epochMs, ORIGIN } = require('../clock');
-const { swallowed } = require('../attempt');
+const { attempt, swallowed } = require('../attempt');
 const { round } = require('../round');
 const heap = require('./heap');
 const profiler = require('./profile');
@@ -19,6 +19,7 @@ const { study, frameOf } = require('../analyze');
 const { flameTree } = require('../analyze/flame');
 const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
+const { withOriginals } = require('./source-maps');
 const { buildReport, reportFrame } = require('../report/build');
 const { renderJson } = require('../report/json');
 const { renderPprof, renderHeapPprof } = require('../report/pprof');
@@ -196,10 +197,13 @@ class Capture {
     const o = this.#o;
     const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };
     markOwnWork(recorded.lag.events, this.#profileStart);
-    const studied = profile ? this.#study(profile, recorded.lag) : null;
+    const collected = { profile, stalls: recorded.lag.events, io: this.#io.events };
+    const located = attempt(withOriginals, collected) ?? { ...collected, sourceMaps: null };
+    recorded.lag.events = located.stalls;
+    const studied = profile ? this.#study(located.profile, recorded.lag) : null;
     return buildReport({
       // Only the report JS builds says how many: the addon cannot count them (src/report.rs).
-      meta: { ...this.#meta(end, partial, reason), swallowed: swallowed() - this.#swallowedBefore },
+      meta: { ...this.#meta(end, partial, reason), swallowed: swallowed() - this.#swallowedBefore, ...(located.sourceMaps && { sourceMaps: located.sourceMaps }) },
       windowMs: this.#inner.options.windowMs,
       totalsBefore: this.#totalsBefore,
       totalsAfter: this.#inner.totals(),
@@ -208,6 +212,7 @@ class Capture {
       io: {
         ...this.#ioOptions(),
         ...this.#io,
+        events: located.io,
         aggregates: this.#ioTotals ? this.#ioTotals.aggregates() : [],
       },
       heap: o.heapStats

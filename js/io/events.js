@@ -72,11 +72,30 @@ function slowEvent(rec, method, where, status, error, ms) {
   if (error !== undefined) event.error = redactText(error); // a message may hold a URL, credentials and all
   event.durationMs = round(ms, 3);
   event.at = Math.round(ORIGIN + rec.t0);
-  event.stack = frames(rec.stack);
+  event.stack = frames(v8Stack(rec));
   event.scope = rec.ctx?.scope ?? null;
   event.key = rec.ctx?.key ?? null;
   event.trace = rec.trace ?? null;
   return event;
+}
+
+// V8's own format of the frames captured: Node's source maps (--enable-source-maps) or the app's
+// prepareStackTrace would give other lines or none; js/capture/source-maps.js maps these and keeps them.
+const v8Format = (_, calls) => calls.map((c) => `\n    at ${c}`).join('');
+
+/** The text of a record's stack, formatted as V8 does; as the app formats it where its Error is frozen. */
+function v8Stack(rec) {
+  const prepare = Error.prepareStackTrace;
+  try {
+    Error.prepareStackTrace = v8Format;
+  } catch {
+    return rec.stack;
+  }
+  try {
+    return rec.stack;
+  } finally {
+    Error.prepareStackTrace = prepare;
+  }
 }
 
 /** Stack frames, the app's first, then Node's and rloop's; shaped as the stack sampler's (1-based). */

@@ -75,11 +75,15 @@ function shortUrl(url) {
   return parts.length > 3 ? `…/${parts.slice(-2).join('/')}` : s;
 }
 
-/** 'url:line:column' of a frame, '(native)' without a line, '(builtin)' for rloop's markers of builtins (rloop:json, rloop:regex). */
+/**
+ * 'url:line:column' of a frame, and where it ran when that is its original location (source
+ * maps); '(native)' without a line, '(builtin)' for rloop's markers of builtins (rloop:json, rloop:regex).
+ */
 function locationOf(f) {
   if (typeof f?.url === 'string' && f.url.startsWith('rloop:')) return '(builtin)';
   if (!f || f.line === null || f.line === undefined) return '(native)';
-  return `${f.url}:${f.line}${f.column === null || f.column === undefined ? '' : `:${f.column}`}`;
+  const at = `${f.url}:${f.line}${f.column === null || f.column === undefined ? '' : `:${f.column}`}`;
+  return f.generated ? `${at} (generated: ${locationOf(f.generated)})` : at;
 }
 
 /** A frame's location, short: `…/dir/file.js:12`, '(builtin)' or '(native)'. */
@@ -103,4 +107,4 @@ function frameText(f) {
   return `${f?.functionName ?? '(anonymous)'} ${f && f.line !== null && f.line !== undefined ? `${shortUrl(f.url)}:${f.line}` : '(native)'}`;
 }
 
-module.exports = { MB, finite, maxOf, num, plural, ms, pct, size, offset, clock, shortUrl, where, whereText, frame, frameText };
+module.exports = { MB, finite, maxOf, num, plural, ms, pct, size, offset, clock, shortUrl, locationOf, where, whereText, frame, frameText };

@@ -4,7 +4,7 @@
 // may hold any tree.
 
 const { clip, visible } = require('../escape');
-const { num, plural, shortUrl } = require('../format');
+const { num, plural, shortUrl, locationOf } = require('../format');
 const { empty, capped } = require('../table');
 const { CATEGORIES } = require('../../schema');
 const { list } = require('../context');
@@ -61,8 +61,7 @@ function flatten(root) {
     const x = item.parent < 0 ? 0 : nextX[kept[item.parent]];
     const w = value(item);
     if (item.parent >= 0) nextX[kept[item.parent]] += w;
-    const loc = typeof n.url === 'string' && n.url.startsWith('rloop:') ? '(builtin)' // rloop's marker of JSON.parse/stringify
-      : n.line === null || n.line === undefined ? '(native)' : `${n.url}:${n.line}${n.column ? `:${n.column}` : ''}`;
+    const loc = locationOf(n);
     const cat = CATEGORIES.indexOf(n.category);
     kept[i] = nodes.length / 6;
     nextX.push(x);
