@@ -93,7 +93,8 @@ test('a capture records no secret planted in URLs, error messages or script URLs
   assert.ok(get.stack.some((f) => f.functionName.endsWith('slowGet') && f.url === url), JSON.stringify(get.stack));
   const heavy = report.profile.analysis.heavyFunctions.find((f) => f.functionName.endsWith('spin'));
   assert.equal(heavy?.url, url, JSON.stringify(report.profile.analysis.heavyFunctions));
-  const stall = report.lag.events.find((e) => e.lagMs >= 250);
+  // The app's stall, not rloop's own start of the CPU profile (marked rloopMs), which a loaded machine can stretch past 250 ms.
+  const stall = report.lag.events.find((e) => e.lagMs - (e.rloopMs ?? 0) >= 250);
   assert.ok(stall, JSON.stringify(report.lag.events));
   if (stall.stack) assert.ok(stall.stack.some((f) => f.functionName.endsWith('spin') && f.url === url), JSON.stringify(stall.stack));
 
