@@ -267,6 +267,8 @@ export interface SlowIoEvent {
   method: string;
   /** Host, port and path; no credentials, query string, fragment or path parameters. */
   target: string;
+  /** 'http-in' with automatic HTTP scopes: the request's route, `/users/:id` (the framework's template, else the path with identifiers collapsed; no method). */
+  route?: string;
   /** Still in flight: `durationMs` so far. Emitted once, as the loop wakes past `ioThreshold`; a capture lists those still pending when it ends. */
   state?: 'pending';
   /** On the event of an operation's end: it was emitted before as pending. */
@@ -395,7 +397,8 @@ export interface FlameNode {
 }
 
 export interface IoStat { count: number; totalMs: number; avgMs: number; maxMs: number; errors: number }
-export interface IoAggregate extends IoStat { type: SlowIoEvent['type']; targets: (IoStat & { target: string })[] }
+/** `route`: `target` is an incoming request's route, the requests to all its paths summed. */
+export interface IoAggregate extends IoStat { type: SlowIoEvent['type']; targets: (IoStat & { target: string; route?: true })[] }
 
 export type PatternId = 'cpu-hog' | 'long-calls' | 'json-heavy' | 'regex-heavy' | 'gc-pressure' | 'sync-io' | 'crypto-heavy' | 'healthy';
 

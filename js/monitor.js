@@ -37,6 +37,7 @@ class Monitor extends EventEmitter {
   #native;
   #addScope; // addScope(name) -> slot, a raw native function
   #bindNative; // bindKey(slot, scope, key), a raw native function
+  #rescopeNative; // rescopeKey(slot, scope), a raw native function
   #options;
   #scopes = new Map(); // name -> context of the scope without a key, at most maxScopes
   #bySlot = []; // slot -> the same contexts
@@ -75,8 +76,9 @@ class Monitor extends EventEmitter {
     this.on('removeListener', (event) => this.#listening(event, false));
     this.#addScope = this.#native.scopeAdder();
     this.#bindNative = this.#native.keyBinder();
+    this.#rescopeNative = this.#native.keyRescoper();
     if (options.io) {
-      this.#io = io.track({ thresholdMs: options.ioThresholdMs, onSlow: (e) => this.#slowIO(e), context: hooks.current });
+      this.#io = io.track({ thresholdMs: options.ioThresholdMs, onSlow: (e) => this.#slowIO(e), context: hooks.current, incoming: (request) => this.#auto.incoming(request) });
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyScopes = []; // grows as the ring first reaches a slot: unused slots cost nothing
@@ -329,6 +331,21 @@ class Monitor extends EventEmitter {
       this.#other.set(automatic, other);
     }
     return other;
+  }
+
+  /**
+   * Moves key context `ctx` to the scope `name` (of its scope's kind), with what its key was
+   * charged in the current window so far: a request whose route became known after it began.
+   * Returns `ctx`, or a new context of the key once a newer key took its slot (its time so far
+   * then stays with its scope).
+   */
+  rescope(ctx, name) {
+    const scope = this.context(name, undefined, ctx.scope.automatic);
+    if (!hooks.owns(ctx)) return this.#bindKey(scope, ctx.key);
+    this.#rescopeNative(ctx.slot, scope.slot);
+    hooks.moveKey(ctx, scope);
+    this.#keyScopes[ctx.slot - this.#keyBase] = scope;
+    return ctx;
   }
 
   #bindKey(scope, key) {

@@ -36,6 +36,7 @@ class NativeMonitor {
   }
   scopeAdder() { return this.#n.scopeAdder(); }
   keyBinder() { return this.#n.keyBinder(); }
+  keyRescoper() { return this.#n.keyRescoper(); }
   elu() { return parse(this.#n.elu()); }
   history(after) { return parse(this.#n.history(after)); }
   totals() { return parse(this.#n.totals()); }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::attribution::aggregator::{Aggregator, Config, Totals};
 use crate::attribution::ledger::{self, Ledger};
-use crate::attribution::napi::{add_scope, bind_key};
+use crate::attribution::napi::{add_scope, bind_key, rescope_key};
 use crate::attribution::window::{JsonWindows, LiveJson};
 use crate::boundary::{check, raw_function, to_json, Callback};
 use crate::runtime::clock::Clock;
@@ -97,6 +97,14 @@ impl NativeMonitor {
     #[napi(catch_unwind)]
     pub fn key_binder(&self, env: Env) -> Result<Unknown<'static>> {
         raw_function(env, "bindKey", bind_key, &self.shared)
+    }
+
+    /// A function `rescopeKey(slot, scope)` that moves the key bound to key slot `slot` to the
+    /// scope in slot `scope`, with its current window so far. Raw N-API, as `keyBinder`: it
+    /// runs once per request routed after it began.
+    #[napi(catch_unwind)]
+    pub fn key_rescoper(&self, env: Env) -> Result<Unknown<'static>> {
+        raw_function(env, "rescopeKey", rescope_key, &self.shared)
     }
 
     /// The current window, read live, with the last complete one as `last`; JSON.

@@ -71,6 +71,20 @@ function keyContext(slot, scope, key) {
   return new Context(slot, scope, scope.name, key, gen);
 }
 
+/** Whether key context `ctx` still owns its slot: no newer key took it. */
+function owns(ctx) {
+  return GEN[ctx.slot] === ctx.gen;
+}
+
+/**
+ * Moves key context `ctx`, which owns its slot, to `scope`: what it tags and its late work are
+ * charged there from now on (the addon moves its window so far: js/monitor.js `rescope`).
+ */
+function moveKey(ctx, scope) {
+  ctx.scope = scope;
+  ctx.name = scope.name;
+}
+
 /** The slot `ctx` is charged to: its own, or its scope's once a newer key took the slot. */
 function slotOf(ctx) {
   const slot = ctx.slot;
@@ -276,5 +290,5 @@ function openWindow() {
 }
 
 module.exports = {
-  ROOT, state, context, keyContext, isContext, ofMonitor, begin, after, enterCharged, restoreCharged, retag, atWake, use, release, recordTimeline, running, openWindow,
+  ROOT, state, context, keyContext, owns, moveKey, isContext, ofMonitor, begin, after, enterCharged, restoreCharged, retag, atWake, use, release, recordTimeline, running, openWindow,
 };

@@ -78,6 +78,8 @@ module.exports = {
   ROOT,
   context: charge.context,
   keyContext: charge.keyContext,
+  owns: charge.owns,
+  moveKey: charge.moveKey,
   isContext: charge.isContext,
   newLedger,
   install,

@@ -1,17 +1,19 @@
 'use strict';
-// Incoming HTTP by route: each request is charged to a scope `GET /users/:id`, keyed by its path,
-// from Node's `http.server.request.start` channel (http itself is not patched). The name is the
-// path with identifiers collapsed until the framework tells the route's template:
+// Incoming HTTP by route: each request is charged to a scope `GET /users/:id`, under a key of its
+// own (`/users/793 #57`: its path, and its number among the requests charged), from Node's
+// `http.server.request.start` channel (http itself is not patched). The name is the path with
+// identifiers collapsed until the framework tells the route's template:
 // - Express 4 and 5: when its router sets `req.route` (an accessor on the app's request prototype,
 //   not on the request, that makes the own property an assignment makes);
 // - Fastify: its `tracing:fastify.request.handler` channel, as the handler starts.
 // Not Koa: @koa/router sets `ctx._matchedRoute` before the handler, but Koa makes each ctx from
 // its app's prototype, and the server's listener (a closure) does not give the app; only Koa's
 // module-wide context prototype would, and rloop does not change a package's modules.
-// Time before that (parsing, middleware) stays with the collapsed path's name. The request's
-// async work inherits its scope; its socket's callbacks (the body arriving) are charged to it
-// until the response finishes. The app's own scope, inside a request or around the server,
-// always wins.
+// Then the request's key moves to the template's scope with its time so far in the window (time
+// of an earlier window stays with the collapsed path's name). The request's async work inherits
+// its scope; its socket's callbacks (the body arriving) are charged to it until the response
+// finishes. The app's own scope, inside a request or around the server, always wins; the
+// request's route is known all the same, for its I/O (`incoming()`).
 
 const dc = require('node:diagnostics_channel');
 const hooks = require('../attribution');
@@ -73,11 +75,14 @@ function unwatchRoutes() {
   patched.length = 0;
 }
 
-/** Starts charging requests for `monitor`; returns `{ stop(), stats() }`. */
+/** Starts charging requests for `monitor`; returns `{ incoming(request), stop(), stats() }`. */
 function start(monitor) {
   const names = new Set(); // the names given so far, at most MAX_ROUTES
   let overflowed = 0; // requests charged to OTHER
-  const requests = new WeakMap(); // request -> { ctx, socket, handle, prev }
+  let served = 0; // requests charged: a request's key is its path and its number among them
+  // request -> { ctx (null while the app's own scope charges it), route, handle, prev }; kept
+  // after the response (a WeakMap entry) for the I/O tracker, which reads it as the response ends.
+  const requests = new WeakMap();
   const servers = new WeakSet(); // those whose Express apps' prototypes are watched
 
   function nameFor(method, route) {
@@ -91,7 +96,7 @@ function start(monitor) {
     return name;
   }
 
-  const paths = new Map(); // `${method} ${path}` -> { name, key }
+  const paths = new Map(); // `${method} ${path}` -> { route, name }, name given once charged
 
   /** Whether code charged now is in no scope or an automatic one (a keep-alive socket's): the app's own wins. */
   function mayCharge() {
@@ -99,55 +104,62 @@ function start(monitor) {
     return c.scope === null || c.automatic;
   }
 
-  function pathOf(request) {
-    const path = requestPath(String(request.url ?? ''));
-    const id = `${request.method} ${path}`;
+  /** The route as known at a request's start, its path collapsed, and its name once asked for. */
+  function pathOf(method, path) {
+    const id = `${method} ${path}`;
     let p = paths.get(id);
     if (p === undefined) {
-      p = { name: nameFor(request.method, collapse(path)), key: path.slice(0, MAX_KEY) };
+      p = { route: collapse(path).slice(0, MAX_NAME), name: null };
       if (paths.size >= MAX_PATHS) paths.clear();
       if (path.length <= MAX_KEY) paths.set(id, p); // ≤ 1 000 short strings
-    } else if (p.name === OTHER) overflowed++;
+    }
     return p;
   }
 
-  function charge(request, socket, name, key) {
-    const ctx = monitor.context(name, key, 'route'); // a key per request: its percentiles are requests'
-    hooks.enter(ctx); // the rest of this callback, and all it starts
-    const r = requests.get(request);
-    const handle = socket?._handle;
-    if (r !== undefined) {
-      r.ctx = ctx;
-      if (r.handle !== null) hooks.retag(r.handle, r.handle.getAsyncId(), ctx);
-    } else {
-      const tagged = typeof handle?.getAsyncId === 'function' ? handle : null;
-      const prev = tagged === null ? null : hooks.retag(tagged, tagged.getAsyncId(), ctx);
-      requests.set(request, { ctx, handle: tagged, prev });
-    }
+  /** Charges the rest of this callback, all it starts, and the request's socket until the response finishes, to `ctx`. */
+  function use(r, ctx) {
+    hooks.enter(ctx);
+    r.ctx = ctx;
+    if (r.handle !== null) hooks.retag(r.handle, r.handle.getAsyncId(), ctx);
   }
 
   function onStart({ request, socket, server }) {
-    if (!mayCharge()) return;
-    const p = pathOf(request);
-    charge(request, socket, p.name, p.key);
+    const path = requestPath(String(request.url ?? ''));
+    const p = pathOf(request.method, path);
+    const r = { ctx: null, route: p.route, handle: null, prev: null };
+    requests.set(request, r);
     if (server !== undefined && !servers.has(server)) {
       servers.add(server);
       for (const l of server.listeners('request')) if (isExpress(l)) watchRoutes(l.request);
     }
+    if (!mayCharge()) return;
+    if (p.name === null) p.name = nameFor(request.method, p.route);
+    else if (p.name === OTHER) overflowed++;
+    // A key per request, so that its percentiles are requests'; the path says which one.
+    const ctx = monitor.context(p.name, `${path.slice(0, MAX_KEY)} #${++served}`, 'route');
+    const handle = socket?._handle;
+    if (typeof handle?.getAsyncId === 'function') {
+      r.handle = handle;
+      r.prev = hooks.retag(handle, handle.getAsyncId(), ctx);
+    }
+    use(r, ctx);
   }
 
+  /** The framework routed `request`: its route is `template`, and so is its scope, its time so far in this window with it. */
   function routed(request, template) {
     const r = requests.get(request);
-    if (r === undefined || monitor.stopped || !mayCharge()) return;
-    const name = nameFor(request.method, template);
-    if (name !== r.ctx.name) charge(request, null, name, r.ctx.key);
+    if (r === undefined || monitor.stopped) return;
+    r.route = template.slice(0, MAX_NAME);
+    if (r.ctx === null || !mayCharge()) return;
+    const name = nameFor(request.method, r.route);
+    if (name !== r.ctx.name) use(r, monitor.rescope(r.ctx, name));
   }
 
   function onFinish({ request }) {
     const r = requests.get(request);
-    if (r === undefined) return;
-    requests.delete(request);
-    if (r.handle !== null) hooks.retag(r.handle, r.handle.getAsyncId(), r.prev);
+    if (r === undefined || r.handle === null) return;
+    hooks.retag(r.handle, r.handle.getAsyncId(), r.prev);
+    r.handle = null;
   }
 
   function onFastify({ request, route }) {
@@ -174,6 +186,15 @@ function start(monitor) {
     dc.subscribe(c[0], c[1]);
   }
   return {
+    /**
+     * What is known of an incoming request: `{ scope, key, route }`, `route` its template or
+     * collapsed path (no method), scope and key null when the app's own scope charged it; null
+     * for a request not seen.
+     */
+    incoming(request) {
+      const r = requests.get(request);
+      return r === undefined ? null : { scope: r.ctx?.name ?? null, key: r.ctx?.key ?? null, route: r.route };
+    },
     stop() {
       for (const [name, fn] of channels) dc.unsubscribe(name, fn);
       unwatchRoutes();

@@ -7,7 +7,7 @@
 const http = require('./http');
 const timers = require('./timers');
 
-/** Starts what `options` ({ http, timers }) asks for on `monitor`; returns `{ captures(delta), stop(), stats() }`. */
+/** Starts what `options` ({ http, timers }) asks for on `monitor`; returns `{ captures(delta), incoming(request), stop(), stats() }`. */
 function start(monitor, options) {
   const web = options.http ? http.start(monitor) : null;
   const named = options.timers ? timers.start(monitor) : null;
@@ -18,6 +18,8 @@ function start(monitor, options) {
       running += delta;
       named?.naming(running > 0);
     },
+    /** What the HTTP scopes know of an incoming request (js/auto/http.js), or null. */
+    incoming: (request) => web?.incoming(request) ?? null,
     stop() {
       web?.stop();
       named?.stop();

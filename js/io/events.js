@@ -68,6 +68,7 @@ function clip(where) {
 
 function slowEvent(rec, method, where, status, error, ms) {
   const event = { type: rec.type, method, target: where };
+  if (rec.route !== undefined) event.route = rec.route;
   if (status !== undefined) event.status = status;
   if (error !== undefined) event.error = redactText(error); // a message may hold a URL, credentials and all
   event.durationMs = round(ms, 3);

@@ -40,7 +40,9 @@ function hasCreatedChannel([major, minor]) {
 
 /**
  * Starts timing I/O. `onSlow(event)` is called for each operation that took `thresholdMs` or
- * more; `context()` gives the `{ scope, key }` an operation is charged to, read when it starts.
+ * more; `context()` gives the `{ scope, key }` an operation is charged to, read when it starts;
+ * `incoming(request)` the `{ scope, key, route }` of an incoming request as the automatic HTTP
+ * scopes know it, read as it ends (its route may come after its start), or null.
  */
 // Marks what rloop itself serves (the Node-RED plugin's admin routes, a capture's request among
 // them): never the app's I/O, slow or not.
@@ -48,7 +50,7 @@ const OWN = Symbol.for('rloop.own');
 const own = (rec) => rec.owner?.[OWN] === true;
 
 function track(options) {
-  const { thresholdMs, onSlow, context } = trackOptions(options);
+  const { thresholdMs, onSlow, context, incoming } = trackOptions(options);
   const REC = Symbol('rloop.io'); // per tracker, so that two trackers time the same objects apart
   const pending = new Pending();
   const totals = new Totals();
@@ -77,7 +79,20 @@ function track(options) {
     if (owner[REC] === undefined) owner[REC] = begin(type, top, owner);
   }
 
-  const tellOverdue = (rec, ms) => (own(rec) ? pending.delete(rec) : onSlow(pendingEvent(rec, ms)));
+  /**
+   * An incoming request's record with what the HTTP scopes know of it by now: its route, and its
+   * scope and key unless the app's own scope charged it (then the record's, from its start, stay).
+   */
+  function known(rec, request) {
+    const r = incoming(request);
+    if (r === null) return rec;
+    if (r.scope !== null) rec.ctx = r;
+    rec.route = r.route;
+    return rec;
+  }
+
+  const inFlight = (rec, ms) => pendingEvent(rec.type === 'http-in' ? known(rec, rec.owner.req) : rec, ms);
+  const tellOverdue = (rec, ms) => (own(rec) ? pending.delete(rec) : onSlow(inFlight(rec, ms)));
   // Run by js/attribution/wakers.js, through attempt().
   function checkOverdue(now) {
     return pending.overdue(now, thresholdMs, tellOverdue);
@@ -97,8 +112,11 @@ function track(options) {
     const ms = now() - rec.t0;
     const clipped = clip(where);
     const failed = error !== undefined || status >= 500;
-    totals.add(rec.type, clipped, ms, failed);
-    for (const c of collectors) c.add(rec.type, clipped, ms, failed);
+    // An incoming request is summed by its route where known: one row per route, not per path.
+    const route = rec.route !== undefined;
+    const summed = route ? rec.route : clipped;
+    totals.add(rec.type, summed, ms, failed, route);
+    for (const c of collectors) c.add(rec.type, summed, ms, failed, route);
     if (ms < thresholdMs) return;
     const event = slowEvent(rec, method, clipped, status, error, ms);
     if (told) event.reportedPending = true;
@@ -166,7 +184,7 @@ function track(options) {
 
   function onServerResponse({ request, response }) {
     const rec = take(response);
-    if (rec) end(rec, request.method, requestPath(request.url), response.statusCode);
+    if (rec) end(known(rec, request), request.method, requestPath(request.url), response.statusCode);
   }
 
   function endLookup(rec, hostname, err) {
@@ -275,7 +293,7 @@ function track(options) {
       return { aggregates: () => mine.list(), stop: () => collectors.delete(mine) };
     },
     /** Slow-I/O events (state 'pending') of the operations in flight for the threshold or more now. */
-    pendingNow: () => pending.older(now(), thresholdMs).filter(([rec]) => !own(rec)).map(([rec, ms]) => pendingEvent(rec, ms)),
+    pendingNow: () => pending.older(now(), thresholdMs).filter(([rec]) => !own(rec)).map(([rec, ms]) => inFlight(rec, ms)),
     /** Operations in flight that were not watched for being overdue (too many at once). */
     get unwatched() {
       return pending.unwatched;
@@ -289,17 +307,17 @@ function track(options) {
 }
 
 function trackOptions(options = {}) {
-  const { thresholdMs = DEFAULT_THRESHOLD_MS, onSlow = () => {}, context = () => NO_CONTEXT } = options;
+  const { thresholdMs = DEFAULT_THRESHOLD_MS, onSlow = () => {}, context = () => NO_CONTEXT, incoming = () => null } = options;
   if (typeof thresholdMs !== 'number' || Number.isNaN(thresholdMs)) {
     throw new TypeError(`rloop: option 'ioThreshold' must be a number of ms, got ${describe(thresholdMs)}`);
   }
   if (!(thresholdMs >= 0 && thresholdMs <= MAX_THRESHOLD_MS)) {
     throw new RangeError(`rloop: option 'ioThreshold' must be 0 to ${MAX_THRESHOLD_MS} ms, got ${thresholdMs}`);
   }
-  for (const [name, fn] of [['onSlow', onSlow], ['context', context]]) {
+  for (const [name, fn] of [['onSlow', onSlow], ['context', context], ['incoming', incoming]]) {
     if (typeof fn !== 'function') throw new TypeError(`rloop: io ${name} must be a function, got ${describe(fn)}`);
   }
-  return { thresholdMs, onSlow, context };
+  return { thresholdMs, onSlow, context, incoming };
 }
 
 /**

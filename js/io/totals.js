@@ -6,12 +6,17 @@ const { round } = require('../round');
 const MAX_TARGETS = 1000; // per type; later targets are folded into OTHER
 const OTHER = '(other)';
 
-/** count, total, max and errors of durations. */
+/** count, total, max and errors of durations; `route`: of an incoming request's route, not of one target. */
 class Stat {
+  route;
   count = 0;
   totalMs = 0;
   maxMs = 0;
   errors = 0;
+
+  constructor(route = false) {
+    this.route = route;
+  }
 
   add(ms, failed) {
     this.count++;
@@ -22,7 +27,7 @@ class Stat {
 
   view() {
     const { count, totalMs, maxMs, errors } = this;
-    return { count, totalMs: round(totalMs, 3), avgMs: round(totalMs / count, 3), maxMs: round(maxMs, 3), errors };
+    return { ...(this.route && { route: true }), count, totalMs: round(totalMs, 3), avgMs: round(totalMs / count, 3), maxMs: round(maxMs, 3), errors };
   }
 }
 
@@ -30,11 +35,12 @@ class Stat {
 class Totals {
   #types = new Map(); // type -> { all: Stat, targets: Map<target, Stat> }
 
-  add(type, where, ms, failed) {
+  /** One operation; `route`: `where` is an incoming request's route (js/auto/http.js). */
+  add(type, where, ms, failed, route = false) {
     let t = this.#types.get(type);
     if (t === undefined) this.#types.set(type, (t = { all: new Stat(), targets: new Map() }));
     t.all.add(ms, failed);
-    (t.targets.get(where) ?? newTarget(t.targets, where)).add(ms, failed);
+    (t.targets.get(where) ?? newTarget(t.targets, where, route)).add(ms, failed);
   }
 
   list() {
@@ -48,10 +54,10 @@ class Totals {
   }
 }
 
-function newTarget(targets, where) {
+function newTarget(targets, where, route) {
   const key = targets.size < MAX_TARGETS ? where : OTHER;
   let stat = targets.get(key);
-  if (stat === undefined) targets.set(key, (stat = new Stat()));
+  if (stat === undefined) targets.set(key, (stat = new Stat(route && key === where)));
   return stat;
 }
 

@@ -17,8 +17,10 @@ function eluBetween(before, after, durationMs) {
   const scopes = [];
   for (const s of after.scopes) {
     const b = was.get(s.name);
-    const busyMs = s.busyMs - (b ? b.busyMs : 0);
-    const calls = s.calls - (b ? b.calls : 0);
+    // Never below zero: a key moved to another scope (a request routed) takes its current
+    // window's time and calls with it, so a scope's total may fall between two readings.
+    const busyMs = Math.max(0, s.busyMs - (b ? b.busyMs : 0));
+    const calls = Math.max(0, s.calls - (b ? b.calls : 0));
     if (busyMs > 0 || calls > 0) scopes.push({ name: s.name, busyMs, elu: elu(busyMs), calls });
   }
   const unattributedMs = after.unattributed.busyMs - before.unattributed.busyMs;

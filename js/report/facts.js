@@ -2,10 +2,11 @@
 // The numbers more than one part of the page states, computed once, so the summary cards, the
 // diagnosis and each section agree: stalls (count, longest, p99), slow I/O by side, the
 // profile's busy time (the basis of every CPU share), the capture's span, how much of a
-// slow operation's wait the app's own stalls account for, and the heap's growth with the part
-// that was the app's start-up.
+// slow operation's wait the app's own stalls account for, slow operations by target (incoming
+// requests by route), and the heap's growth with the part that was the app's start-up.
 
 const { list } = require('./context');
+const { groupBy } = require('./aggregate');
 const { finite, maxOf } = require('./format');
 const { round } = require('../round');
 
@@ -51,6 +52,16 @@ function slowIo(report) {
     longestOutMs: outgoing.length > 0 ? maxOf(outgoing, (e) => e.durationMs) : null,
     longestInMs: incoming.length > 0 ? maxOf(incoming, (e) => e.durationMs) : null,
   };
+}
+
+/** What a slow operation is listed under: an incoming request's route where known, else its target. */
+function targetOf(e) {
+  return e.route ?? e.target;
+}
+
+/** Slow operations grouped by type and `targetOf`, `groupBy`'s groups of their durations, the costliest first. */
+function byTarget(events) {
+  return groupBy(events, (e) => `${e.type}\0${targetOf(e)}`, (e) => e.durationMs);
 }
 
 /** The profile's busy (non-idle) time, ms: what every CPU share in the page is a share of. */
@@ -151,4 +162,4 @@ function heapGrowth(report) {
   return { total, startUp: up.heapUsed - start, after: heap.end.heapUsed - up.heapUsed, startUpAt: up.at };
 }
 
-module.exports = { stalls, slowIo, busyMs, busyPercent, spanS, stalledDuring, heapGrowth, INCOMING };
+module.exports = { stalls, slowIo, targetOf, byTarget, busyMs, busyPercent, spanS, stalledDuring, heapGrowth, INCOMING };

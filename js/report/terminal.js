@@ -46,6 +46,32 @@ function ioLine(e, c) {
   return `${c.cyan('⏱ slow I/O')} ${what} ${end} ${c.bold(ms(e.durationMs))}  from ${where(topFrame(e.stack))}${e.scope ? `  scope ${e.scope}` : ''}`;
 }
 
+/** The distinct values, the most frequent first, up to `max` and how many more: 'a ×3, b, +2'. */
+function listedText(values, max) {
+  const counts = new Map();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  const sorted = [...counts].sort((a, b) => b[1] - a[1]);
+  const shown = sorted.slice(0, max).map(([v, n]) => (n > 1 ? `${v} ×${num(n)}` : v));
+  return shown.join(', ') + (sorted.length > max ? `, +${num(sorted.length - max)}` : '');
+}
+
+/** Slow operations of one type and target summed (facts.byTarget's group): incoming requests by route, the paths named. */
+function ioGroupLine(g, c) {
+  const e = g.items[0];
+  const routed = g.items.filter((i) => i.route !== undefined && i.target !== i.route);
+  const methods = [...new Set(g.items.map((i) => i.method).filter(Boolean))].slice(0, 2).join(' ');
+  const what = `${e.type} ${methods} ${facts.targetOf(e)}`.replace(/ {2,}/g, ' ');
+  const paths = routed.length > 0 ? ` (route of ${listedText(routed.map((i) => i.target), 3)})` : '';
+  const pending = g.items.filter((i) => i.state === 'pending').length;
+  const failed = g.items.filter((i) => i.error !== undefined || i.status >= 500).length;
+  const outcome = [failed && `${num(failed)} failed`, pending && `${num(pending)} still pending`].filter(Boolean).join(', ');
+  const time = g.count === 1 ? c.bold(ms(g.max)) : `${num(g.count)} slow, ${ms(g.total)} in all, longest ${c.bold(ms(g.max))}`;
+  const scopes = [...new Set(g.items.map((i) => i.scope ?? '(unattributed)'))];
+  const caller = topFrame(g.items.find((i) => Array.isArray(i.stack) && i.stack.length > 0)?.stack);
+  return `${c.cyan('⏱')} ${what}${paths}  ${time}${outcome ? ` (${outcome})` : ''}  scope ${scopes.slice(0, 2).join(', ')}${scopes.length > 2 ? ', …' : ''}`
+    + (caller ? `  from ${where(caller)}` : '');
+}
+
 function heading(c, title) {
   return `\n${c.bold(title)}`;
 }
@@ -120,9 +146,12 @@ function io(r, c) {
   const s = facts.slowIo(r);
   if (!s.enabled) return [heading(c, 'Slow I/O'), '  off'];
   const out = [heading(c, `Slow I/O: ${plural(s.events.length + s.dropped, 'operation')} of ${ms(s.thresholdMs)} or more`)];
-  const slowest = [...s.events].sort((a, b) => b.durationMs - a.durationMs).slice(0, 5);
-  if (slowest.length < s.events.length + s.dropped) out.push(c.dim(`  the ${slowest.length} slowest of ${num(s.events.length + s.dropped)}:`));
-  for (const e of slowest) out.push(`  ${ioLine(e, c)}`);
+  // As the page's table: by type and target, an incoming request's by route.
+  const groups = facts.byTarget(s.events);
+  const costliest = groups.slice(0, 5);
+  const notKept = s.dropped > 0 ? ` (${num(s.dropped)} not kept)` : '';
+  if (costliest.length < groups.length || notKept) out.push(c.dim(`  the ${costliest.length} costliest of ${plural(groups.length, 'target')}${notKept}:`));
+  for (const g of costliest) out.push(`  ${ioGroupLine(g, c)}`);
   for (const a of r.io.aggregates.slice(0, 5)) {
     out.push(`  ${a.type.padEnd(8)} ${plural(a.count, 'call')}, avg ${ms(a.avgMs)}, max ${ms(a.maxMs)}${a.errors ? `, ${plural(a.errors, 'error')}` : ''}`);
   }

@@ -1,6 +1,7 @@
 //! The N-API surface of attribution: the ledger's layout and size, every thread's windows, and
-//! the raw functions that register scope names and bind keys (`NativeMonitor::scope_adder`,
-//! `key_binder`), which run on the monitored thread for every new name or key.
+//! the raw functions that register scope names, bind keys and move them to another scope
+//! (`NativeMonitor::scope_adder`, `key_binder`, `key_rescoper`), which run on the monitored
+//! thread for every new name or key.
 
 use std::ptr;
 
@@ -89,6 +90,18 @@ pub unsafe extern "C" fn bind_key(env: sys::napi_env, info: sys::napi_callback_i
         ok(sys::napi_get_value_uint32(env, argv[1], &mut scope), "scope must be a number")?;
         let key = text(env, argv[2], "key must be a string")?;
         shared.with_ledger(|agg, ledger| agg.bind_key(ledger, slot as usize, scope as usize, key)).ok_or(STOPPED)??;
+        Ok(ptr::null_mut()) // undefined
+    })
+}
+
+/// `rescopeKey(slot, scope)`: moves the key bound to key slot `slot` to the scope in slot `scope`
+/// (see `Aggregator::rescope_key`).
+pub unsafe extern "C" fn rescope_key(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    raw_call::<2>(env, info, "rescopeKey", |argv, shared| {
+        let (mut slot, mut scope) = (0u32, 0u32);
+        ok(sys::napi_get_value_uint32(env, argv[0], &mut slot), "slot must be a number")?;
+        ok(sys::napi_get_value_uint32(env, argv[1], &mut scope), "scope must be a number")?;
+        shared.with_ledger(|agg, _| agg.rescope_key(slot as usize, scope as usize)).ok_or(STOPPED)??;
         Ok(ptr::null_mut()) // undefined
     })
 }

@@ -128,7 +128,8 @@ fn elu_between(before: &Value, after: &Value, duration: f64) -> Value {
         .filter_map(|s| {
             let name = s["name"].as_str()?;
             let b = was.get(name);
-            let busy = num(s, "busyMs") - b.map_or(0.0, |b| num(b, "busyMs"));
+            // Never below zero: a key moved to another scope takes its window's time with it.
+            let busy = (num(s, "busyMs") - b.map_or(0.0, |b| num(b, "busyMs"))).max(0.0);
             let calls = num(s, "calls") - b.map_or(0.0, |b| num(b, "calls"));
             (busy > 0.0 || calls > 0.0).then(|| json!({ "name": name, "busyMs": busy, "elu": elu(busy), "calls": count(calls) }))
         })

@@ -80,14 +80,17 @@ test("the app's own scope inside a request wins, and time stays exclusive", asyn
   }
 });
 
-test('a server opened inside an app scope keeps charging it', async () => {
-  const m = rloop.start({ autoScopes: true });
+test('a server opened inside an app scope keeps charging it; its slow requests keep that scope and know their route', async () => {
+  const m = rloop.start({ autoScopes: true, ioThresholdMs: 0 });
+  const slow = [];
+  m.on('slowIO', (e) => e.type === 'http-in' && slow.push(e));
   try {
     const s = await rloop.scope('api', () => server((req, res) => res.end(String(busy(10)))));
     for (let i = 0; i < 3; i++) await get(s.address().port, `/x/${i}`);
     s.close();
     assert.ok(scopeOf(m, 'api').busyMs >= 30);
     assert.strictEqual(scopeOf(m, 'GET /x/:id'), undefined);
+    assert.deepStrictEqual(slow.map((e) => [e.target, e.route, e.scope, e.key]), [0, 1, 2].map((i) => [`/x/${i}`, '/x/:id', 'api', null]));
   } finally {
     m.stop();
   }
@@ -171,6 +174,35 @@ test('an Express request in flight when the monitor stops routes as ever', async
   });
   s.close();
   assert.strictEqual(body, '/items/:id');
+});
+
+test('a request routed after its key\'s slot went to newer requests: the rest of it is its route\'s', async () => {
+  const express = require('express');
+  const m = rloop.start({ autoScopes: { http: true }, keySlots: 16 });
+  try {
+    const app = express();
+    let started = 0;
+    let late;
+    const others = new Promise((resolve) => { late = resolve; });
+    app.use((req, res, next) => {
+      if (++started === 21) late();
+      if (req.url === '/late/0') others.then(next); // routed once 20 newer requests took every key slot
+      else next();
+    });
+    let work = 0;
+    app.get('/late/:n', (req, res) => {
+      if (req.params.n === '0') work = busy(40);
+      res.end();
+    });
+    const s = app.listen(0, '127.0.0.1');
+    await once(s, 'listening');
+    await Promise.all(Array.from({ length: 21 }, (_, i) => get(s.address().port, `/late/${i}`)));
+    s.close();
+    const route = scopeOf(m, 'GET /late/:n');
+    assert.ok(route.busyMs >= work && work >= 40, `the route: ${route.busyMs} ms, the late request's work ${work} ms`);
+  } finally {
+    m.stop();
+  }
 });
 
 /** What an Express app sees of its request: own properties (before and after routing) and req.route. */

@@ -285,6 +285,14 @@ test('one count of stalls and one longest everywhere; p99 never above the longes
   assert.deepEqual(rebuilt.lag.summary, { stalls: 1, stretches: 9, p99Ms: 849, maxMs: 849 });
 });
 
+test('a scope whose total fell between the two readings (a request\'s key moved to its route) has no negative time', () => {
+  const { eluBetween } = require('../../js/report/build');
+  const totals = (scopes) => ({ thread: { busyMs: 100 }, unattributed: { busyMs: 0, calls: 0 }, scopes });
+  const before = totals([{ name: 'GET /weather/paris', busyMs: 3, calls: 2 }, { name: 'GET /weather/:city', busyMs: 10, calls: 5 }]);
+  const after = totals([{ name: 'GET /weather/paris', busyMs: 2.5, calls: 3 }, { name: 'GET /weather/:city', busyMs: 14, calls: 9 }]);
+  assert.deepEqual(eluBetween(before, after, 1000).scopes.map((x) => [x.name, x.busyMs, x.calls]), [['GET /weather/:city', 4, 4], ['GET /weather/paris', 0, 1]]);
+});
+
 test("a stall that is rloop's own (starting the CPU profile) is no finding; a stall of the app's counts for its own part", () => {
   const report = diagnosisReport();
   const at = report.meta.start + 100;

@@ -106,7 +106,7 @@ function slowIo(ctx, v) {
   const io = facts.slowIo(ctx.r);
   if (!io.enabled || io.events.length === 0) return null;
   const side = io.outgoing.length > 0 ? io.outgoing : io.incoming;
-  const [top] = groupBy(side, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
+  const [top] = facts.byTarget(side);
   const { ms: blockedMs, stalls: overlapping } = facts.stalledDuring(top.items, facts.stalls(ctx.r).events);
   const share = top.total > 0 ? blockedMs / top.total : 0;
   const counts = [
@@ -123,7 +123,7 @@ function slowIo(ctx, v) {
   return {
     severity: 'warning',
     title: 'Slow I/O.',
-    message: `${counts}${dropped}. The costliest ${io.outgoing.length > 0 ? 'target' : 'endpoint'} is ${v.text(top.items[0].type)} ${v.text(top.items[0].target)} `
+    message: `${counts}${dropped}. The costliest ${io.outgoing.length > 0 ? 'target' : 'endpoint'} is ${v.text(top.items[0].type)} ${v.text(facts.targetOf(top.items[0]))} `
       + `(${num(top.count)} slow, longest ${ms(top.max)}).${blocked}`,
     suggestion: own
       ? `Fix the loop's stalls first (see Lag): while the loop is blocked no response is read, so the waits look longer than the ${where} made them. `

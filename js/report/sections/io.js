@@ -1,6 +1,7 @@
 'use strict';
 // I/O: slow operations grouped by type and target with the stacks that started them, and every
-// operation of the capture, slow or not, summed by type and target.
+// operation of the capture, slow or not, summed by type and target; incoming requests by route
+// where it is known, the paths it stands for named.
 
 const { esc, text } = require('../escape');
 const { frameText, ms, num, pct, plural } = require('../format');
@@ -35,8 +36,17 @@ function callers(events) {
     .join('') + (stacks.length > STACKS_PER_GROUP ? `<span class="muted">+${stacks.length - STACKS_PER_GROUP} other stacks</span>` : '');
 }
 
+/** A group's target: the route with the paths it stood for, or the target; its methods beside. */
+function targetCell(g) {
+  const methods = `<span class="muted">${listed(g.items.map((i) => i.method), 2)}</span>`;
+  const e = g.items[0];
+  const paths = g.items.filter((i) => i.route !== undefined && i.target !== i.route).map((i) => i.target);
+  const route = paths.length > 0 ? ` <span class="muted">route of ${listed(paths, 3)}</span>` : '';
+  return `<span class="target">${text(facts.targetOf(e))}</span> ${methods}${route}`;
+}
+
 function slow(ctx, events, stallEvents) {
-  const groups = groupBy(events, (e) => `${e.type}\0${e.target}`, (e) => e.durationMs);
+  const groups = facts.byTarget(events);
   const rows = groups.slice(0, MAX_GROUPS).map((g) => {
     const e = g.items[0];
     const stalled = facts.stalledDuring(g.items, stallEvents).ms;
@@ -44,7 +54,7 @@ function slow(ctx, events, stallEvents) {
     const outcome = (i) => (i.state === 'pending' ? 'still pending at the end' : i.error !== undefined ? `error ${i.error}` : i.status !== undefined ? String(i.status) : 'ok');
     const outcomes = g.items.map(outcome);
     return [
-      text(e.type), `<span class="target">${text(e.target)}</span> <span class="muted">${listed(g.items.map((i) => i.method), 2)}</span>`,
+      text(e.type), targetCell(g),
       [num(g.count), g.count], [ms(g.total), g.total], [ms(g.max), g.max],
       [stalled > 0 ? `${ms(stalled)} <span class="muted">${pct(share)}</span>` : '<span class="muted">none</span>', stalled],
       listed(outcomes),
@@ -69,7 +79,7 @@ function aggregates(ctx, byType) {
   const top = table({
     label: 'All I/O by target',
     columns: [{ label: 'Type' }, { label: 'Target' }, ...statColumns],
-    rows: targets.slice(0, MAX_TARGETS).map((t) => [text(t.type), `<span class="target">${text(t.target)}</span>`, ...stat(t)]),
+    rows: targets.slice(0, MAX_TARGETS).map((t) => [text(t.type), `<span class="target">${text(t.target)}</span>${t.route === true ? ' <span class="muted">route</span>' : ''}`, ...stat(t)]),
   });
   const note = targets.length > MAX_TARGETS ? capped(ctx, `All I/O: the ${MAX_TARGETS} costliest of ${num(targets.length)} targets are listed.`) : '';
   return `<div class="cols"><div><h3>All operations by type</h3>${types}</div><div><h3>Costliest targets</h3>${top}${note}</div></div>`;

@@ -1,5 +1,6 @@
 //! Key slots: the ring of ledger slots after the scopes', each bound to one (scope, key) at a
-//! time and rebound when the ring comes round; what a slot is charged to now.
+//! time and rebound when the ring comes round, a key moved to another scope as it runs; what a
+//! slot is charged to now.
 
 use std::sync::Arc;
 
@@ -42,6 +43,22 @@ impl Aggregator {
         self.base.set(slot, reading);
         self.key_owner[j] = Some(KeyOwner { scope, key: Arc::from(key) });
         self.active.touch(slot, self.seq + 1);
+        Ok(())
+    }
+
+    /// Moves the key bound to key slot `slot` to `scope`, with what it was charged in the
+    /// current window so far (what earlier windows hold stays theirs): a request whose route
+    /// became known after it began. The slot may be the one charged now: its running interval
+    /// goes with the key.
+    pub fn rescope_key(&mut self, slot: usize, scope: usize) -> Result<(), String> {
+        if scope >= self.scopes() {
+            return Err(format!("scope {scope} is not registered"));
+        }
+        let owner = slot
+            .checked_sub(self.cfg.key_base())
+            .and_then(|j| self.key_owner.get_mut(j)?.as_mut())
+            .ok_or_else(|| format!("slot {slot} is no bound key slot"))?;
+        owner.scope = scope;
         Ok(())
     }
 

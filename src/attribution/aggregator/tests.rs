@@ -110,6 +110,35 @@ fn keys_get_percentiles_worst_and_survive_rebinding() {
 }
 
 #[test]
+fn a_rescoped_key_takes_its_window_so_far_and_leaves_earlier_windows() {
+    let c = cfg();
+    let m = Memory::new(c.slots());
+    let l = m.ledger();
+    let mut a = Aggregator::new(c.clone(), 0.0);
+    let path = a.add_scope("GET /weather/paris");
+    let route = a.add_scope("GET /weather/:city");
+    let k0 = FIRST_SCOPE + c.max_scopes;
+    a.bind_key(&l, k0, path, "req-1".into()).unwrap();
+    m.switch_to(k0, 0.0);
+    m.call(k0);
+    let first = a.close(&l, 10.0, None); // the key ran 10 ms under its first scope
+    assert_eq!(scope(&first, "GET /weather/paris").busy_ms, 10.0);
+    m.switch_to(UNATTRIBUTED, 14.0);
+    m.switch_to(k0, 20.0);
+    a.rescope_key(k0, route).expect("the slot charged now may be rescoped");
+    l.close_running(25.0);
+    let w = a.close(&l, 30.0, None);
+    assert!(w.scopes.iter().all(|s| &*s.name != "GET /weather/paris"), "this window's time of the key moved with it: {w:?}");
+    let moved = scope(&w, "GET /weather/:city");
+    assert_eq!(moved.busy_ms, 9.0, "4 ms before the move and 5 ms after");
+    assert_eq!(w.keys_of(moved).unwrap().worst().collect::<Vec<_>>(), vec![("req-1", 9.0)]);
+    let total = |name: &str| a.totals(&l, 30.0).iter().find(|t| &*t.0 == name).unwrap().1.busy_ms;
+    assert_eq!((total("GET /weather/paris"), total("GET /weather/:city")), (10.0, 9.0), "the closed window keeps its part");
+    assert!(a.rescope_key(k0 + 1, route).is_err(), "an unbound key slot has no key to move");
+    assert!(a.rescope_key(k0, 99).is_err(), "to a scope registered only");
+}
+
+#[test]
 fn history_keeps_the_last_n_windows() {
     let m = Memory::new(cfg().slots());
     let l = m.ledger();
