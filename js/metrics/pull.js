@@ -35,6 +35,7 @@ function pullProfiles(answer, recordTimeline) {
   return ([id, kind, seconds, asked]) => {
     if (native.monotonicMs() - asked > START_WITHIN_MS) return fail(id, '503 Service Unavailable', 'the event loop was blocked: the profile could not start in time');
     if (taking) return fail(id, '409 Conflict', 'a profile is being taken; one at a time');
+    if (kind === 1 && heapProfiler.running()) return fail(id, '409 Conflict', "a capture's heap profile is being taken; V8 takes one at a time");
     taking = true;
     take(kind === 1, seconds, recordTimeline).then(
       (pprof) => give(id, '200 OK', 'application/octet-stream', pprof),
