@@ -22,7 +22,8 @@ const START_WITHIN_MS = 5000;
 /**
  * The function the server thread calls with `[id, kind, seconds, asked]` (`kind` 0 CPU, 1 heap;
  * `asked`: its native.monotonicMs()): it answers through `answer(id, status, contentType, body)`.
- * `recordTimeline()`: the monitor's scope timeline (js/monitor.js).
+ * `recordTimeline()`: the monitor's scope timeline (js/monitor.js), without keys: the endpoint
+ * exposes none, so a pulled profile has no `key` label.
  */
 function pullProfiles(answer, recordTimeline) {
   let taking = false;
