@@ -178,7 +178,7 @@ class Monitor extends EventEmitter {
     return {
       options: this.#options,
       totals: () => n.totals(),
-      recordTimeline: () => this.#recordTimeline(),
+      recordTimeline: (o) => this.#recordTimeline(o),
       collectIo: () => (this.#io ? this.#io.collect() : null),
       pendingIo: () => (this.#io ? this.#io.pendingNow() : []),
       fail: (e) => this.#fail(e),
@@ -190,13 +190,14 @@ class Monitor extends EventEmitter {
 
   /**
    * Starts the scope timeline of a CPU profile; returns a function that ends it and gives
-   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (idle)]], dropped,
-   * routes }`, `routes` the names of the HTTP route scopes among them.
+   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (idle), key?]],
+   * dropped, keysDropped, routes }`, `routes` the names of the HTTP route scopes among them. The
+   * key of a keyed context only with `keys` (a capture's): the metrics endpoint exposes no keys.
    */
-  #recordTimeline() {
+  #recordTimeline({ keys = false } = {}) {
     const take = hooks.recordTimeline();
     return () => {
-      const { transitions, dropped } = take();
+      const { transitions, dropped, keysDropped } = take();
       const nameOf = (slot) => {
         if (slot === IDLE) return false;
         if (slot === FULL) return NOT_RECORDED;
@@ -205,7 +206,8 @@ class Monitor extends EventEmitter {
       };
       const routes = new Set();
       for (const scope of this.#scopes.values()) if (scope.automatic === 'route') routes.add(scope.name);
-      return { transitions: transitions.map(([t, slot]) => [t, nameOf(slot)]), dropped, routes };
+      const entry = keys ? ([t, slot, key]) => (key === undefined ? [t, nameOf(slot)] : [t, nameOf(slot), key]) : ([t, slot]) => [t, nameOf(slot)];
+      return { transitions: transitions.map(entry), dropped, keysDropped: keys ? keysDropped : 0, routes };
     };
   }
 

@@ -13,7 +13,7 @@
 const AREAS = {
   attribution: {
     timed: ['api', 'attribution', 'clock', 'live', 'limits', 'memory', 'workers'],
-    shared: ['extremes', 'frames', 'ring'],
+    shared: ['extremes', 'frames', 'profile-keys', 'ring'],
   },
   invisible: {
     timed: ['fake-timers'],

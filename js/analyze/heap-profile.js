@@ -132,7 +132,8 @@ function heapNodes(head) {
 /**
  * Each node of a heap profile with its scope: `{ node, frame, stack, own, scope, … }`, `scope`
  * a name, null (unattributed), false (outside callbacks), SEVERAL, or undefined (the CPU profile
- * sampled no prefix of its stack, or there is none: `cpu` null).
+ * sampled no prefix of its stack, or there is none: `cpu` null). Scopes are the timeline's
+ * values, compared by identity: a caller may put others there (js/report/pprof.js: scope and key).
  */
 function heapScopes(heapProfile, cpu) {
   if (heapProfile === null || typeof heapProfile !== 'object' || typeof heapProfile.head !== 'object' || !Array.isArray(heapProfile.samples)) {

@@ -96,6 +96,11 @@ function scopeSlot(ctx) {
   return (ctx.scope ?? ctx).slot;
 }
 
+/** A context's key while the slot charged for it is the key's own, else undefined (then its scope is charged). */
+function liveKey(ctx) {
+  return GEN[ctx.slot] === ctx.gen ? ctx.key : undefined;
+}
+
 function isContext(x) {
   return x instanceof Context;
 }
@@ -127,7 +132,7 @@ function charge(slot) {
 /** Logs a switch at `at` from `running` for the profile's timeline: state.cur is what is charged next. */
 function logSwitch(at, running) {
   if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/attribution/ledger.rs)
-  log.add(at, scopeSlot(state.cur));
+  log.add(at, scopeSlot(state.cur), liveKey(state.cur));
 }
 
 /** A callback of `ctx` begins: it is charged, and what it creates inherits it. */
@@ -189,7 +194,7 @@ function woke(at) {
   // In the profile's timeline too: switches inside that work are overruled (js/attribution/timeline.js).
   if (log !== null) {
     log.add(at, UNATTRIBUTED);
-    log.add(done, scopeSlot(c));
+    log.add(done, scopeSlot(c), liveKey(c));
   }
   return done;
 }
@@ -259,7 +264,8 @@ function ofMonitor(ctx) {
 
 /**
  * Starts recording every change of scope, for a CPU profile; returns a function that ends this
- * recording and gives `{ transitions: [[performance.now() ms, scope slot or IDLE]], dropped }`.
+ * recording and gives `{ transitions: [[performance.now() ms, scope slot or IDLE, key?]], dropped,
+ * keysDropped }`, `key` where a keyed context was charged.
  * The first transition is the scope charged now.
  */
 function recordTimeline() {
@@ -267,13 +273,14 @@ function recordTimeline() {
   recorders++;
   const from = log.length;
   const running = R[0];
-  log.add(now(), running < 0 ? IDLE_MARK : running === slotOf(state.cur) ? scopeSlot(state.cur) : running);
+  const known = running === slotOf(state.cur); // else the context charged is not known here, only its slot
+  log.add(now(), running < 0 ? IDLE_MARK : known ? scopeSlot(state.cur) : running, known ? liveKey(state.cur) : undefined);
   const mine = log;
   let done = false;
   return () => {
-    if (mine !== log || done) return { transitions: [], dropped: 0 }; // stopped meanwhile
+    if (mine !== log || done) return { transitions: [], dropped: 0, keysDropped: 0 }; // stopped meanwhile
     done = true;
-    const out = { transitions: log.entries(from), dropped: log.dropped };
+    const out = { transitions: log.entries(from), dropped: log.dropped, keysDropped: log.keysDropped };
     if (--recorders === 0) log = null;
     return out;
   };

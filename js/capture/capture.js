@@ -104,7 +104,7 @@ class Capture {
   async #begin() {
     if (!this.#o.profile) return;
     // Before the profile: its first sample has a scope.
-    this.#takeTimeline = this.#inner.recordTimeline();
+    this.#takeTimeline = this.#inner.recordTimeline({ keys: true });
     try {
       const at = epochMs();
       const starting = profiler.start(this.#o.profile); // synchronous work, up to its answer
@@ -278,8 +278,8 @@ class Capture {
    * mark (false). The stalls' stacks come from the samples inside them, where there are some.
    */
   #study(profile, lag) {
-    const { scopeTimeline, routes, offsetUs, epochOffsetUs } = profiler.onProfileClock(this.#takeTimeline());
-    this.#pprofContext = { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: this.#o.profile.intervalUs };
+    const { scopeTimeline, routes, keysDropped, offsetUs, epochOffsetUs } = profiler.onProfileClock(this.#takeTimeline());
+    this.#pprofContext = { scopeTimeline, routes, keysDropped, thread: threadId, epochOffsetUs, periodUs: this.#o.profile.intervalUs };
     const studied = study(profile, { scopeTimeline, lagThresholdMs: this.#inner.options.lagThresholdMs });
     lag.events = profileStalls(lag.events, profile, studied.measured, { originMs: ORIGIN, offsetUs, scopeTimeline, frameOf });
     return studied;
@@ -298,9 +298,9 @@ class Capture {
     if (o.cpuprofile && profile) write(at('cpuprofile'), JSON.stringify(profile));
     if (o.pprof && profile) write(at('pprof'), renderPprof(profile, this.#pprofContext));
     if (o.heapPprof && heapProfile) {
-      const { routes = new Set(), thread = threadId } = this.#pprofContext ?? {};
+      const { routes = new Set(), keysDropped = 0, thread = threadId } = this.#pprofContext ?? {};
       const span = { startMs: report.meta.start, endMs: report.meta.end };
-      write(at('heapPprof'), renderHeapPprof(heapProfile, { cpu: this.#cpuOf(profile), routes, thread, samplingIntervalBytes: o.heapProfile.samplingIntervalBytes, ...span }));
+      write(at('heapPprof'), renderHeapPprof(heapProfile, { cpu: this.#cpuOf(profile), routes, keysDropped, thread, samplingIntervalBytes: o.heapProfile.samplingIntervalBytes, ...span }));
     }
     if (written.length > 0) o[WRITTEN]?.(written);
   }

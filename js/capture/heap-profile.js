@@ -18,14 +18,27 @@ function heapProfileOptions(options) {
   return fromTable(HEAP_PROFILE, options, { what: 'heapProfile', prefix: 'heapProfile.' });
 }
 
+// V8 samples a thread's heap for one profile at a time, whatever the session: a second start
+// is answered as if it began one, and its stop would end the first's. So one at a time here.
+let sampling = false;
+
+/** Whether a sampling heap profile of this thread runs (a capture's, or one pulled). */
+function running() {
+  return sampling;
+}
+
 /**
  * Starts sampling this thread's allocations; returns `{ stop, stopSync }`, both giving V8's
- * sampling heap profile (`{ head, samples }`, the same one on repeated calls) and ending the session.
+ * sampling heap profile (`{ head, samples }`, the same one on repeated calls) and ending the
+ * session. Throws while another runs on this thread.
  */
 function start(options) {
   const { samplingIntervalBytes } = heapProfileOptions(options);
-  const sampling = { samplingInterval: samplingIntervalBytes, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
-  return onSession([['HeapProfiler.enable'], ['HeapProfiler.startSampling', sampling]], 'HeapProfiler.stopSampling');
+  if (sampling) throw new Error('rloop: a sampling heap profile of this thread is running already; V8 takes one at a time');
+  const params = { samplingInterval: samplingIntervalBytes, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+  const profile = onSession([['HeapProfiler.enable'], ['HeapProfiler.startSampling', params]], 'HeapProfiler.stopSampling', () => { sampling = false; });
+  sampling = true;
+  return profile;
 }
 
-module.exports = { start, HEAP_PROFILE, heapProfileOptions, DEFAULT_INTERVAL_BYTES };
+module.exports = { start, running, HEAP_PROFILE, heapProfileOptions, DEFAULT_INTERVAL_BYTES };

@@ -92,14 +92,14 @@ function profileClockOffsetUs() {
 }
 
 /**
- * A scope timeline as the monitor gives it (`{ transitions: [[performance.now() ms, scope]],
- * routes }`) on the profile's clock, as analyze() takes it, with what renderPprof() needs of
- * the clocks: `{ scopeTimeline, routes, offsetUs, epochOffsetUs }`.
+ * A scope timeline as the monitor gives it (`{ transitions: [[performance.now() ms, scope,
+ * key?]], routes, keysDropped }`) on the profile's clock, as analyze() takes it, with what
+ * renderPprof() needs of the clocks: `{ scopeTimeline, routes, keysDropped, offsetUs, epochOffsetUs }`.
  */
-function onProfileClock({ transitions, routes }) {
+function onProfileClock({ transitions, routes, keysDropped = 0 }) {
   const offsetUs = profileClockOffsetUs();
-  const scopeTimeline = transitions.map(([ms, scope]) => [ms * 1000 + offsetUs, scope]);
-  return { scopeTimeline, routes, offsetUs, epochOffsetUs: ORIGIN * 1000 - offsetUs };
+  const scopeTimeline = transitions.map((e) => (e.length > 2 ? [e[0] * 1000 + offsetUs, e[1], e[2]] : [e[0] * 1000 + offsetUs, e[1]]));
+  return { scopeTimeline, routes, keysDropped, offsetUs, epochOffsetUs: ORIGIN * 1000 - offsetUs };
 }
 
 module.exports = { start, onSession, PROFILE, profileOptions, profileClockOffsetUs, onProfileClock, DEFAULT_INTERVAL_US };

@@ -22,7 +22,8 @@ const START_WITHIN_MS = 5000;
 /**
  * The function the server thread calls with `[id, kind, seconds, asked]` (`kind` 0 CPU, 1 heap;
  * `asked`: its native.monotonicMs()): it answers through `answer(id, status, contentType, body)`.
- * `recordTimeline()`: the monitor's scope timeline (js/monitor.js).
+ * `recordTimeline()`: the monitor's scope timeline (js/monitor.js), without keys: the endpoint
+ * exposes none, so a pulled profile has no `key` label.
  */
 function pullProfiles(answer, recordTimeline) {
   let taking = false;
@@ -35,6 +36,7 @@ function pullProfiles(answer, recordTimeline) {
   return ([id, kind, seconds, asked]) => {
     if (native.monotonicMs() - asked > START_WITHIN_MS) return fail(id, '503 Service Unavailable', 'the event loop was blocked: the profile could not start in time');
     if (taking) return fail(id, '409 Conflict', 'a profile is being taken; one at a time');
+    if (kind === 1 && heapProfiler.running()) return fail(id, '409 Conflict', "a capture's heap profile is being taken; V8 takes one at a time");
     taking = true;
     take(kind === 1, seconds, recordTimeline).then(
       (pprof) => give(id, '200 OK', 'application/octet-stream', pprof),

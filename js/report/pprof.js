@@ -2,7 +2,9 @@
 // CPU and sampling heap profiles as pprof (gzipped profile.proto, github.com/google/pprof), the
 // format of `go tool pprof`, Pyroscope, Parca and speedscope, with what only rloop knows on each
 // sample: the scope it ran in (label `scope`), the route when the scope is one of an HTTP
-// server's (`route`), and the thread (`thread`: 0 the main thread, else the worker's threadId).
+// server's (`route`), the key when it ran in a keyed context and the timeline has it (`key`:
+// a capture's has, a pulled profile's never), and the thread (`thread`: 0 the main thread, else
+// the worker's threadId).
 //
 // CPU samples carry the time the report's analysis charges them (js/analyze/samples.js
 // sampleSpans), so the pprof's totals by scope are the report's; the loop's idle samples are
@@ -40,11 +42,12 @@ class Builder {
     return loc;
   }
 
-  /** Labels for a sample: the thread's, and the scope's and route's when there is a scope. */
+  /** Labels for a sample: the thread's, the scope's and route's when there is a scope, and the key's when there is one. */
   labeller(thread, routes) {
     const threadLabel = new Label({ key: this.s('thread'), str: this.s(String(thread)) });
     const made = new Map(); // scope (name, null or false) -> Label[]
-    return (scope) => {
+    const keyed = new Map(); // scope -> key -> Label[]
+    const ofScope = (scope) => {
       let l = made.get(scope);
       if (l === undefined) {
         l = [threadLabel];
@@ -55,10 +58,21 @@ class Builder {
       }
       return l;
     };
+    return (scope, key) => {
+      if (key === undefined) return ofScope(scope);
+      if (!keyed.has(scope)) keyed.set(scope, new Map());
+      const byKey = keyed.get(scope);
+      let l = byKey.get(key);
+      if (l === undefined) byKey.set(key, (l = [...ofScope(scope), new Label({ key: this.s('key'), str: this.s(key) })]));
+      return l;
+    };
   }
 
-  /** The gzipped profile.proto of these samples; `types`: [type, unit] of each value. */
-  encode({ types, period, samples, timeNanos, durationNanos }) {
+  /**
+   * The gzipped profile.proto of these samples; `types`: [type, unit] of each value; `comments`:
+   * lines `go tool pprof -comments` shows.
+   */
+  encode({ types, period, samples, timeNanos, durationNanos, comments = [] }) {
     const valueType = ([type, unit]) => new ValueType({ type: this.s(type), unit: this.s(unit) });
     const pprof = new Profile({
       sampleType: types.map(valueType),
@@ -70,18 +84,25 @@ class Builder {
       durationNanos,
       periodType: valueType(period.type),
       period: period.value,
+      comment: comments.map((c) => this.s(c)),
     });
     return zlib.gzipSync(pprof.encode());
   }
 }
 
+/** What the file says of keys the timeline dropped (js/attribution/timeline.js): their samples have a scope but no `key`. */
+function keyComments(keysDropped) {
+  return keysDropped > 0 ? [`rloop: ${keysDropped} changes of scope past the distinct keys kept have no key label`] : [];
+}
+
 /**
  * The gzipped pprof of `profile` (V8's, as a .cpuprofile holds it). `scopeTimeline`: as
- * analyze() takes it; `routes`: the scope names that are HTTP routes; `thread`: threadId;
+ * analyze() takes it, an entry's third element the key of a keyed context; `routes`: the scope
+ * names that are HTTP routes; `keysDropped`: the timeline's; `thread`: threadId;
  * `epochOffsetUs`: epoch µs minus the profile's clock, for the profile's start time;
  * `periodUs`: the sampling interval asked for (default: the profile's median interval).
  */
-function renderPprof(profile, { scopeTimeline = [], routes = new Set(), thread = 0, epochOffsetUs = 0, periodUs } = {}) {
+function renderPprof(profile, { scopeTimeline = [], routes = new Set(), keysDropped = 0, thread = 0, epochOffsetUs = 0, periodUs } = {}) {
   checkProfile(profile);
   checkTimeline(scopeTimeline);
   const { nodes, samples, timeDeltas, startTime, endTime } = profile;
@@ -109,7 +130,8 @@ function renderPprof(profile, { scopeTimeline = [], routes = new Set(), thread =
         const loc = locationOf(j);
         if (loc !== null) stack.push(loc.id);
       }
-      out.push(new Sample({ locationId: stack, value: [1, Math.round(spans[i] * 1000)], label: labels(at >= 0 ? scopeTimeline[at][1] : null) }));
+      const label = at >= 0 ? labels(scopeTimeline[at][1], scopeTimeline[at][2]) : labels(null);
+      out.push(new Sample({ locationId: stack, value: [1, Math.round(spans[i] * 1000)], label }));
     }
     if (i + 1 < samples.length) t += timeDeltas[i + 1];
   }
@@ -119,31 +141,54 @@ function renderPprof(profile, { scopeTimeline = [], routes = new Set(), thread =
     samples: out,
     timeNanos: BigInt(Math.round(startTime + epochOffsetUs)) * 1000n,
     durationNanos: Math.round(Math.max(0, endTime - startTime) * 1000),
+    comments: keyComments(keysDropped),
+  });
+}
+
+/**
+ * The timeline with each entry's scope and key as one value, the same object for the same pair,
+ * for heapScopes() to compare: the pair it gives a stack is the one its CPU samples all ran in.
+ * Null where no entry has a key.
+ */
+function keyedTimeline(scopeTimeline) {
+  if (!scopeTimeline.some((e) => e[2] !== undefined)) return null;
+  const pairs = new Map(); // scope -> key -> { scope, key }
+  return scopeTimeline.map(([t, scope, key]) => {
+    if (!pairs.has(scope)) pairs.set(scope, new Map());
+    const byKey = pairs.get(scope);
+    if (!byKey.has(key)) byKey.set(key, { scope, key });
+    return [t, byKey.get(key)];
   });
 }
 
 /**
  * The gzipped pprof of a sampling heap profile (js/capture/heap-profile.js): bytes allocated and
- * samples per stack, labelled by scope where the CPU profile of the same span tells it
- * (js/analyze/heap-profile.js). `cpu`: `{ profile, scopeTimeline }` or null; `startMs`/`endMs`:
+ * samples per stack, labelled by scope, and key, where the CPU profile of the same span tells
+ * it (js/analyze/heap-profile.js). `cpu`: `{ profile, scopeTimeline }` or null; `startMs`/`endMs`:
  * the span, epoch ms; the rest as renderPprof's.
  */
-function renderHeapPprof(heapProfile, { cpu = null, routes = new Set(), thread = 0, samplingIntervalBytes, startMs, endMs }) {
+function renderHeapPprof(heapProfile, { cpu = null, routes = new Set(), keysDropped = 0, thread = 0, samplingIntervalBytes, startMs, endMs }) {
   const b = new Builder();
   const labels = b.labeller(thread, routes);
   const counts = sampleCounts(heapProfile);
+  const byKey = cpu === null ? null : keyedTimeline(cpu.scopeTimeline);
+  // The same nodes in the same order: a node's key is known where its one (scope, key) pair is.
+  const pairs = byKey === null ? null : heapScopes(heapProfile, { profile: cpu.profile, scopeTimeline: byKey });
   const out = [];
-  for (const { node, stack, scope } of heapScopes(heapProfile, cpu)) {
-    if (!(node.selfSize > 0)) continue;
+  heapScopes(heapProfile, cpu).forEach(({ node, stack, scope }, i) => {
+    if (!(node.selfSize > 0)) return;
     const known = scope === undefined || scope === SEVERAL ? null : scope; // no scope label where none is known
-    out.push(new Sample({ locationId: stack.map((f) => b.location(f).id), value: [counts.get(node.id) ?? 0, Math.round(node.selfSize)], label: labels(known) }));
-  }
+    const pair = pairs?.[i].scope;
+    const key = known !== null && typeof pair === 'object' && pair !== null ? pair.key : undefined;
+    out.push(new Sample({ locationId: stack.map((f) => b.location(f).id), value: [counts.get(node.id) ?? 0, Math.round(node.selfSize)], label: labels(known, key) }));
+  });
   return b.encode({
     types: [['alloc_objects', 'count'], ['alloc_space', 'bytes']],
     period: { type: ['space', 'bytes'], value: samplingIntervalBytes },
     samples: out,
     timeNanos: BigInt(Math.round(startMs)) * 1000000n,
     durationNanos: Math.round(Math.max(0, endMs - startMs) * 1e6),
+    comments: keyComments(keysDropped),
   });
 }
 

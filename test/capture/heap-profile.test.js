@@ -2,7 +2,7 @@
 // A capture's sampling heap profile: bytes allocated by function, and by scope with a CPU
 // profile, against known work (two scopes allocating about 3 : 1, a function the scopes share);
 // the bytes rloop allocates itself in no row; its pprof read by go tool pprof per scope label;
-// bad options named.
+// one at a time per thread; bad options named.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -92,6 +92,23 @@ test('without a CPU profile: by function only', { timeout: 30_000 }, async () =>
   assert.equal(report.heapProfile.samplingIntervalBytes, 32768);
   assert.ok(report.heapProfile.functions.some((f) => f.functionName === 'allocAlpha'));
   assert.equal(report.profile, null);
+});
+
+test('two captures asking at once: V8 samples for one, the other goes on without, says why, and neither fails', { timeout: 30_000 }, async () => {
+  const mon = rloop.start();
+  const errors = [];
+  mon.on('error', (e) => errors.push(e.message));
+  const work = setInterval(() => rloop.scope('alpha', () => allocAlpha()), 2);
+  try {
+    const first = mon.capture({ durationMs: 600, heapStats: false, heapProfile: true });
+    const second = await mon.capture({ durationMs: 200, heapStats: false, heapProfile: true });
+    assert.equal(second.heapProfile, null);
+    assert.deepEqual(errors.map((m) => /^no heap profile: .*one at a time/.test(m)), [true], errors.join('; '));
+    assert.ok((await first).heapProfile.functions.some((f) => f.functionName === 'allocAlpha'), 'the first kept its own to its end');
+  } finally {
+    clearInterval(work);
+    mon.stop();
+  }
 });
 
 test('bad heapProfile options: a TypeError or RangeError naming the option', async () => {

@@ -1,8 +1,9 @@
 'use strict';
 // Profiles pulled from the metrics endpoint in Go's convention, by the real consumer:
 // `go tool pprof http://…/debug/pprof/profile?seconds=N` (and /heap) (Debian golang-go)
-// fetches a profile labelled by scope. One at a time, bounded seconds, clear 4xx otherwise; a token where set,
-// kept out of reports; a loop blocked past the ask is a 503, not a profile nobody waits for.
+// fetches a profile labelled by scope, and never by key (the endpoint exposes no keys). One at a
+// time, bounded seconds, clear 4xx otherwise; a token where set, kept out of reports; a loop
+// blocked past the ask is a 503, not a profile nobody waits for.
 
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -18,7 +19,11 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-pull-'));
 process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 const TOKEN = 'pull-test-token-0123456789';
 
-/** The app: scopes alpha and beta doing known work; on 'block', 6 s of blocked loop. */
+/**
+ * The app: scopes alpha (keyed) and beta doing known work; on 'block', 6 s of blocked loop; on
+ * `{ pprof: options }`, a capture with a profile, and those options, writing its pprof files
+ * beside argv[3] (report.pb.gz, report-heap.pb.gz) and its report there.
+ */
 const APP = `
 const rloop = require(${JSON.stringify(path.resolve(__dirname, '..', '..'))});
 const spinAlpha = (ms) => { const end = performance.now() + ms; while (performance.now() < end); };
@@ -27,13 +32,20 @@ function allocAlpha() { return Array.from({ length: 2000 }, (_, i) => ({ i })).l
 function allocBeta() { return Array.from({ length: 700 }, (_, i) => ({ i })).length; }
 const metrics = JSON.parse(process.argv[2]);
 const mon = rloop.start({ metrics: { port: 0, ...metrics } });
+let n = 0;
 setInterval(() => {
-  rloop.scope('alpha', () => spinAlpha(3) ?? allocAlpha());
+  rloop.scope('alpha', () => spinAlpha(3) ?? allocAlpha(), { key: 'order-' + (n++ % 3) });
   rloop.scope('beta', () => spinBeta(1) ?? allocBeta());
 }, 10);
 process.on('message', (m) => {
   if (m === 'block') { process.send('blocking'); spinAlpha(6000); }
   if (m === 'capture') mon.capture({ durationMs: 200, json: process.argv[3] }).then(() => process.send('captured'));
+  if (m.pprof) {
+    const at = process.argv[3].replace(/\.json$/, '');
+    const files = { json: process.argv[3], pprof: at + '.pb.gz', heapPprof: m.pprof.heapProfile ? at + '-heap.pb.gz' : false };
+    mon.capture({ profile: true, ...m.pprof, ...files }).then(() => process.send('captured'), (e) => process.send('failed: ' + e.message));
+    process.send('capturing');
+  }
 });
 process.send({ port: mon.metrics.port });
 `;
@@ -85,6 +97,51 @@ test('go tool pprof fetches a heap profile: allocations labelled by scope', { ti
   assert.match(top, /allocAlpha/);
   assert.doesNotMatch(top, /allocBeta/);
 });
+
+test('pulled profiles have no key label, while a capture\'s of the same seconds has: the endpoint exposes no keys', { timeout: 60_000 }, async () => {
+  plain.child.send({ pprof: { durationMs: 4000 } });
+  assert.equal(await plain.next(), 'capturing');
+  const pulled = {};
+  for (const kind of ['profile', 'heap']) {
+    const r = await fetch(plain.url(`/debug/pprof/${kind}?seconds=1`));
+    assert.equal(r.status, 200, kind);
+    pulled[kind] = path.join(dir, `pulled-${kind}.pb.gz`);
+    fs.writeFileSync(pulled[kind], Buffer.from(await r.arrayBuffer()));
+  }
+  assert.equal(await plain.next(), 'captured');
+  const captured = path.join(dir, 'report');
+  // The keys were in the timeline the pulled profiles read: the capture's files have them.
+  assert.deepEqual(labelValues(`${captured}.pb.gz`, 'key'), ['order-0', 'order-1', 'order-2']);
+  assert.match(await pprof('-tags', `${captured}.pb.gz`), /^ key: Total/m);
+  for (const file of Object.values(pulled)) {
+    assert.ok(labelValues(file, 'scope').includes('alpha'), `${file}: alpha, labelled by scope`);
+    assert.deepEqual(labelValues(file, 'key'), [], file);
+    assert.ok(!zlib.gunzipSync(fs.readFileSync(file)).includes('order-'), `${file}: no key among its strings`);
+  }
+  const tags = await pprof('-tags', pulled.profile);
+  assert.match(tags, /: alpha$/m);
+  assert.doesNotMatch(tags, /^ key:/m);
+});
+
+test('a heap profile pulled while a capture\'s runs: 409, and the capture keeps its own', { timeout: 60_000 }, async () => {
+  plain.child.send({ pprof: { durationMs: 1500, heapProfile: true } });
+  assert.equal(await plain.next(), 'capturing');
+  const r = await fetch(plain.url('/debug/pprof/heap?seconds=1'));
+  assert.equal(r.status, 409);
+  assert.match(await r.text(), /capture's heap profile is being taken/);
+  assert.equal((await fetch(plain.url('/debug/pprof/profile?seconds=1'))).status, 200, 'a CPU profile may be pulled meanwhile');
+  assert.equal(await plain.next(), 'captured');
+  const { heapProfile } = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
+  assert.ok(heapProfile.bytes > 0 && heapProfile.functions.some((f) => f.url.endsWith('/app.js')), JSON.stringify(heapProfile.functions));
+  assert.equal((await fetch(plain.url('/debug/pprof/heap?seconds=1'))).status, 200, 'and one once it is done');
+});
+
+/** The values of label `name` over a pprof file's samples, sorted. */
+function labelValues(file, name) {
+  const profile = Profile.decode(zlib.gunzipSync(fs.readFileSync(file)));
+  const str = (i) => profile.stringTable.strings[Number(i)];
+  return [...new Set(profile.sample.flatMap((s) => s.label.filter((l) => str(l.key) === name).map((l) => str(l.str))))].sort();
+}
 
 test('one at a time, bounded seconds, GET only: a clear 4xx otherwise', { timeout: 30_000 }, async () => {
   const first = fetch(plain.url('/debug/pprof/profile?seconds=2'));
