@@ -155,9 +155,9 @@ test('go tool pprof: a key label on the samples of a keyed context, with its sco
   const one = pprof('-top', '-tagfocus=key=order-1', file);
   assert.match(one, /spinAlpha/);
   assert.doesNotMatch(one, /spinBeta|spinRoute/);
-  // Every sample of a keyed scope has its key (the route's: the request's path), no other sample has one.
+  // Every sample of a keyed scope has its key (the route's: the request's path and number), no other sample has one.
   const { samples } = decoded(file);
-  const keyed = { alpha: /^order-[012]$/, gamma: /^batch-7$/, 'GET /items/:id': /^\/items\/\d+$/ };
+  const keyed = { alpha: /^order-[012]$/, gamma: /^batch-7$/, 'GET /items/:id': /^\/items\/\d+ #\d+$/ };
   for (const { labels } of samples) {
     if (keyed[labels.scope]) assert.match(labels.key ?? '(none)', keyed[labels.scope], JSON.stringify(labels));
     else assert.equal(labels.key, undefined, JSON.stringify(labels));
