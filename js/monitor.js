@@ -180,7 +180,7 @@ class Monitor extends EventEmitter {
       collectIo: () => (this.#io ? this.#io.collect() : null),
       pendingIo: () => (this.#io ? this.#io.pendingNow() : []),
       fail: (e) => this.#fail(e),
-      record: (frame) => n.record(frame),
+      record: (draft) => n.record(draft),
       recordIo: (id, event) => n.recordIo(id, event),
       takeRecording: (id) => n.takeRecording(id),
     };

@@ -41,9 +41,9 @@ class NativeMonitor {
   totals() { return parse(this.#n.totals()); }
   /** `fn(event)` for each lag event, or null: the thread-safe function lives only while set. */
   onLag(fn) { this.#n.onLag(fn ? (json) => fn(parse(json)) : null); }
-  /** `frame`: the report frame (js/report/build.js), or null. */
-  record(frame) { return this.#n.record(frame === null ? null : JSON.stringify(frame)); }
-  /** Adds a slow I/O event to recording `id` (kept only for one with a frame). */
+  /** `draft`: the report draft (js/report/build.js), or null. */
+  record(draft) { return this.#n.record(draft === null ? null : JSON.stringify(draft)); }
+  /** Adds a slow I/O event to recording `id` (kept only for one with a draft). */
   recordIo(id, event) { this.#n.recordIo(id, JSON.stringify(event)); }
   /** `{ windows, lag: { events, dropped } }`, or null for an unknown id. */
   takeRecording(id) {

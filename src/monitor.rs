@@ -141,17 +141,17 @@ impl NativeMonitor {
     }
 
     /// Starts a recording of every window closed and every stall from now (a capture's data,
-    /// bounded: see src/capture/recording.rs); returns its id for takeRecording. `frame`, JSON:
+    /// bounded: see src/capture/recording.rs); returns its id for takeRecording. `draft`, JSON:
     /// the report so far, for the addon to finish and write if the thread's JS cannot
     /// (src/capture/report.rs).
     #[napi(catch_unwind)]
-    pub fn record(&self, frame: Option<String>) -> Result<u32> {
-        let frame = frame.map(|f| serde_json::from_str(&f)).transpose().map_err(|e| Error::new(Status::InvalidArg, format!("rloop: report frame: {e}")))?;
-        Ok(self.shared.record(frame))
+    pub fn record(&self, draft: Option<String>) -> Result<u32> {
+        let draft = draft.map(|f| serde_json::from_str(&f)).transpose().map_err(|e| Error::new(Status::InvalidArg, format!("rloop: report draft: {e}")))?;
+        Ok(self.shared.record(draft))
     }
 
     /// Adds slow I/O event `event` (JSON, redacted) to recording `id`, for the report the addon
-    /// writes if the thread's JS cannot; ignored for a recording without a frame.
+    /// writes if the thread's JS cannot; ignored for a recording without a draft.
     #[napi(catch_unwind)]
     pub fn record_io(&self, id: u32, event: String) -> Result<()> {
         let event = serde_json::from_str(&event).map_err(|e| Error::new(Status::InvalidArg, format!("rloop: slow I/O event: {e}")))?;

@@ -111,19 +111,19 @@ impl Shared {
     }
 
     /// Starts a recording of every window closed and every stall from now, with the report
-    /// `frame` to finish without JS if need be; returns its id.
-    pub fn record(&self, frame: Option<Value>) -> u32 {
+    /// `draft` to finish without JS if need be; returns its id.
+    pub fn record(&self, draft: Option<Value>) -> u32 {
         let mut st = self.state.lock();
         let id = st.next_recording;
         st.next_recording = id.wrapping_add(1).max(1);
-        st.recordings.push((id, Recording::new(frame)));
+        st.recordings.push((id, Recording::new(draft)));
         id
     }
 
-    /// Adds a slow I/O event to recording `id`, if it has a frame (the addon may finish it).
+    /// Adds a slow I/O event to recording `id`, if it has a draft (the addon may finish it).
     pub fn record_io(&self, id: u32, event: Value) {
         let mut st = self.state.lock();
-        if let Some((_, r)) = st.recordings.iter_mut().find(|(r, rec)| *r == id && rec.frame.is_some()) {
+        if let Some((_, r)) = st.recordings.iter_mut().find(|(r, rec)| *r == id && rec.draft.is_some()) {
             r.push_io(event);
         }
     }
