@@ -14,7 +14,7 @@ const { captureOptions, watchOptions } = require('./capture/options');
 const heap = require('./capture/heap');
 const { startSampler } = require('./stalls/sampler');
 const { redactStall } = require('./redact');
-const { IDLE, FULL } = require('./attribution/timeline');
+const { OUTSIDE_CALLBACKS, FULL } = require('./attribution/timeline');
 const endpoint = require('./metrics/endpoint');
 const { useGc } = require('./metrics/gc');
 const auto = require('./auto');
@@ -25,7 +25,7 @@ const NOT_RECORDED = '(not recorded)'; // a profile's samples after its timeline
 
 /** `fn()` charged to no scope: what it starts (timers) is rloop's own work. */
 function unattributed(fn) {
-  const prev = hooks.enter(hooks.ROOT);
+  const prev = hooks.enter(hooks.UNATTRIBUTED);
   try {
     return fn();
   } finally {
@@ -188,7 +188,7 @@ class Monitor extends EventEmitter {
 
   /**
    * Starts the scope timeline of a CPU profile; returns a function that ends it and gives
-   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (idle)]], dropped,
+   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (outside callbacks)]], dropped,
    * routes }`, `routes` the names of the HTTP route scopes among them.
    */
   #recordTimeline() {
@@ -196,7 +196,7 @@ class Monitor extends EventEmitter {
     return () => {
       const { transitions, dropped } = take();
       const nameOf = (slot) => {
-        if (slot === IDLE) return false;
+        if (slot === OUTSIDE_CALLBACKS) return false;
         if (slot === FULL) return NOT_RECORDED;
         if (slot === OTHER) return OTHER_NAME;
         return this.#bySlot[slot]?.name ?? this.#keyScopes[slot - this.#keyBase]?.name ?? null;

@@ -40,12 +40,12 @@ function newLedger(cells) {
   return ledger;
 }
 
-// An idle ledger between monitors: typed-array writes past its end are no-ops, so a scope()
-// that straddles stop() cannot throw.
-const IDLE = new Float64Array(HEADER).fill(-1);
-IDLE[WANT] = 0;
-const IDLE_R = runningView(IDLE);
-IDLE_R[0] = -1;
+// No ledger: what the hooks write to between monitors. Typed-array writes past its end are
+// no-ops, so a scope() that straddles stop() cannot throw.
+const NO_LEDGER = new Float64Array(HEADER).fill(-1);
+NO_LEDGER[WANT] = 0;
+const NO_LEDGER_R = runningView(NO_LEDGER);
+NO_LEDGER_R[0] = -1;
 
 /**
  * Opens a switch's stores off x64, and returns the odd count: the load after the store keeps
@@ -57,4 +57,4 @@ function openSwitch(R) {
   return Atomics.load(R, SEQ);
 }
 
-module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, OTHER, FIRST_SCOPE, ORDERED, IDLE, IDLE_R, runningView, newLedger, openSwitch };
+module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, OTHER, FIRST_SCOPE, ORDERED, NO_LEDGER, NO_LEDGER_R, runningView, newLedger, openSwitch };

@@ -9,7 +9,7 @@ const CHUNK = 1 << 15; // transitions per chunk (512 KB)
 const MAX = 1 << 21; // transitions kept at most (32 MB), ≈ 20 s at 100 000 changes a second
 
 /** A scope slot, or one of these. */
-const IDLE = -1; // the loop waits, from the idle mark until the next callback
+const OUTSIDE_CALLBACKS = -1; // the loop outside callbacks, from the idle mark until the next callback
 const FULL = -2; // the timeline is full: nothing is known from here on
 
 class Timeline {
@@ -56,4 +56,4 @@ class Timeline {
   }
 }
 
-module.exports = { Timeline, IDLE, FULL };
+module.exports = { Timeline, OUTSIDE_CALLBACKS, FULL };

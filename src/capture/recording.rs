@@ -72,7 +72,7 @@ impl Recording {
         self.span *= 2;
     }
 
-    /// Appends a stall (a lag event as `Shared::idle` builds it).
+    /// Appends a stall (a lag event as `Shared::idle_mark` builds it).
     pub fn push_stall(&mut self, event: &Value) {
         if self.events.len() < MAX_EVENTS {
             self.events.push(event.clone());

@@ -135,7 +135,7 @@ mod tests {
         mem.switch_to(x, start);
         std::thread::sleep(Duration::from_millis(80));
         assert_eq!(f64::from_bits(noticed.load(SeqCst)), start, "noticed while still blocked");
-        let event = shared.idle().expect("a stall");
+        let event = shared.idle_mark().expect("a stall");
         unregister(&shared);
         listeners::listen_for_stalls(8, None);
         assert_eq!(event["scope"], "blocker");
@@ -146,7 +146,7 @@ mod tests {
         let after = event["noticedAfterMs"].as_f64().unwrap();
         // At the threshold, plus what a loaded machine delays the watch thread (within the 80 ms).
         assert!((30.0..80.0).contains(&after), "{event}");
-        assert!(shared.idle().is_none(), "idle now: nothing more to report");
+        assert!(shared.idle_mark().is_none(), "idle now: nothing more to report");
         let r: Value = serde_json::from_str(&shared.take_recording(recording).unwrap()).unwrap();
         assert_eq!(r["lag"]["events"][0], event, "the recording has the stall");
     }

@@ -82,7 +82,7 @@ impl Shared {
     /// The idle mark, on the monitored thread just before its loop polls: ends the stretch
     /// and charges the running interval. Returns the lag event if the stretch was a stall.
     /// Recordings get the event too.
-    pub fn idle(&self) -> Option<Value> {
+    pub fn idle_mark(&self) -> Option<Value> {
         let event = {
             let mut st = self.state.lock();
             let State { ledger, agg, lag, recordings, .. } = &mut *st;
@@ -150,7 +150,7 @@ impl Shared {
     pub fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
         let name = |slot: usize| (slot != crate::attribution::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
         let (_, key) = agg.describe_slot(stall.slot);
-        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "unattributed code".into()));
+        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "(unattributed)".into()));
         let trace = stall.stack.as_ref().map_or(Value::Null, |t| t.trace.clone());
         let b = blame(stall.start, stall.stack, other.as_deref());
         // The span of the code that blocked, only where the stack is known to be that code's.
