@@ -124,7 +124,7 @@ export interface Window {
   lag?: LagStats;
 }
 
-/** The current window, read live (a callback still running is included so far). */
+/** The live window: the one open now, read so far (a callback still running is included). */
 export interface LiveWindow extends Window {
   windowMs: number;
   /** Entries (scope(), enter()) into names past maxScopes, charged to '(other)', since start. */
@@ -168,10 +168,13 @@ export interface Monitor extends EventEmitter {
   readonly metrics: { host: string; port: number; path: string } | null;
   /** True once stop() was called. */
   readonly stopped: boolean;
+  /** The live window: the one open now, read so far, with the last complete one. */
+  liveWindow(): LiveWindow;
+  /** @deprecated 0.x alias of liveWindow(). */
   elu(): LiveWindow;
   /** The last `history` complete windows, oldest first. */
   history(): Window[];
-  /** Busy time per scope since start, the current window included. */
+  /** Busy time per scope since start, the live window included. */
   totals(): Totals;
   /** What the automatic scopes named so far. */
   autoScopes(): AutoScopeStats;

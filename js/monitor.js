@@ -100,9 +100,14 @@ class Monitor extends EventEmitter {
     return this.#options.windowMs;
   }
 
-  /** The current window, live (a callback still running is included), with `last`. */
+  /** The live window: the one open now, read so far (a callback still running is included), with `last`. */
+  liveWindow() {
+    return this.#native.liveWindow();
+  }
+
+  /** The 0.x name of liveWindow(), kept as an alias: `elu` names a ratio, which this is not. */
   elu() {
-    return this.#native.elu();
+    return this.liveWindow();
   }
 
   /** The last `history` complete windows, oldest first. */

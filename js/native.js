@@ -36,7 +36,7 @@ class NativeMonitor {
   }
   scopeAdder() { return this.#n.scopeAdder(); }
   keyBinder() { return this.#n.keyBinder(); }
-  elu() { return parse(this.#n.elu()); }
+  liveWindow() { return parse(this.#n.liveWindow()); }
   history(after) { return parse(this.#n.history(after)); }
   totals() { return parse(this.#n.totals()); }
   /** `fn(event)` for each lag event, or null: the thread-safe function lives only while set. */

@@ -36,9 +36,9 @@ class Live {
     this.#RED.events.off('flows:started', this.#forget);
   }
 
-  /** The window running now, read live, and the last complete one. */
+  /** The live window (the one open now, read so far) and the last complete one. */
   elu() {
-    return { current: this.#summarize(this.#mon.elu(), this.#attribution.messages()), last: this.#history.at(-1) ?? null };
+    return { current: this.#summarize(this.#mon.liveWindow(), this.#attribution.messages()), last: this.#history.at(-1) ?? null };
   }
 
   /**

@@ -99,9 +99,9 @@ impl NativeMonitor {
         raw_function(env, "bindKey", bind_key, &self.shared)
     }
 
-    /// The current window, read live, with the last complete one as `last`; JSON.
+    /// The live window (the one open now, read so far), with the last complete one as `last`; JSON.
     #[napi(catch_unwind)]
-    pub fn elu(&self) -> Result<String> {
+    pub fn live_window(&self) -> Result<String> {
         // Read under the lock, written out after it.
         let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(), agg.history_dropped()))?;
         let origin = cfg.time_origin;

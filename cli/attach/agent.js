@@ -182,10 +182,10 @@ async function capture({ key, options }) {
   }
 }
 
-/** The current window, live, and totals: for `rloop top`. */
+/** The live window, and how many threads rloop monitors. An older rloop in the target has elu() only. */
 function read({ key }) {
-  const agent = globalThis[Symbol.for(key)];
-  return { elu: agent.monitor.elu(), threads: agent.rloop.threads().length };
+  const { monitor, rloop } = globalThis[Symbol.for(key)];
+  return { window: (monitor.liveWindow ?? monitor.elu).call(monitor), threads: rloop.threads().length };
 }
 
 /**

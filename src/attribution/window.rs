@@ -156,7 +156,7 @@ impl Json<'_> {
     }
 }
 
-/// `Monitor.elu()`: the window being measured, what the monitor says of itself beside it, and
+/// `Monitor.liveWindow()`: the window being measured, what the monitor says of itself beside it, and
 /// the last complete window.
 pub struct LiveJson<'a> {
     pub current: Json<'a>,

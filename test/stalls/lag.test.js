@@ -62,7 +62,7 @@ test('short stretches are not lag; lag: false tracks none', async () => {
   assert.deepStrictEqual(events, []);
   const off = rloop.start({ lag: false, windowMs: 20 });
   await new Promise((resolve) => setTimeout(resolve, 60));
-  const w = off.elu().last;
+  const w = off.liveWindow().last;
   off.stop();
   assert.strictEqual(w.lag, undefined);
 });
