@@ -17,7 +17,7 @@ export interface StartOptions {
   worstKeys?: number;
   /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 1 048 576; memory only for slots used, ≈ 350 bytes each). Default 65 536. */
   keySlots?: number;
-  /** Watch for stalls and emit 'lag'. Default true. */
+  /** Lag tracking: each window's stretches (Window.lag), and 'lag' for each stall. Default true. */
   lag?: boolean;
   /** ms of busy loop without a poll that make a stall (1 – 3 600 000). Default 50. */
   lagThresholdMs?: number;
@@ -229,7 +229,7 @@ export interface LagEvent {
    * stall in its scope (right even inside JSON.parse, a regex or C++); null without a stack.
    */
   stackFrom: 'sampler' | 'profile' | null;
-  /** When the watch thread noticed it; null when too short to be seen while running. */
+  /** When the lookout thread noticed it; null when too short to be seen while running. */
   noticedAfterMs: number | null;
   /** When the stack sampler's stack (stack or stackSeen) was taken, ms after the stall began; null: none was. */
   stackTakenAfterMs: number | null;
@@ -248,7 +248,7 @@ export interface LagEvent {
   stackBefore?: Frame[] | null;
   /** Native work the blocker was in, when Node's own frames on the stack say (or, from a profile, its kind of work). */
   native: 'crypto' | 'zlib' | 'fs' | 'child_process' | 'module loading' | 'JSON' | 'regex' | 'GC' | null;
-  /** Who ran inside the stall, busiest first (sampled every few ms by the watch thread). */
+  /** Who ran inside the stall, busiest first (sampled every few ms by the lookout thread). */
   scopes: { scope: string | null; key: string | null; ms: number }[];
   /** The stretch that was running when rloop started (zero-code: the app's start-up). */
   atStart: boolean;

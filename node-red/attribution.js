@@ -8,7 +8,7 @@
 //   window; in a window after one of at most `keyed`, the first `keyed`), never more than `keyed`
 //   a window (a burst that starts late in one window is mostly in the next): per-message
 //   percentiles and worst messages then come from that sample; busy time is always all of it.
-// - A message counts in the window its delivery starts in, as the addon's watch thread closes
+// - A message counts in the window its delivery starts in, as the addon's lookout thread closes
 //   them: a burst that blocks the loop across a close is counted with the time it took in each
 //   window, not all in the one whose close JS sees after it.
 // - Deliveries that run inside their caller (runtimeSyncDelivery, link out → link in, link call,

@@ -1,5 +1,5 @@
 'use strict';
-// The ledger's layout: a Float64Array whose cells the hooks write and the addon's watch thread
+// The ledger's layout: a Float64Array whose cells the hooks write and the addon's lookout thread
 // reads, laid out as src/attribution/ledger.rs says. The addon gives the layout once, as this
 // loads: module constants, which the hooks read on every switch. RUNNING's cell, seen as two
 // i32s (the view R), holds the slot charged now (R[0], published last) and the switch count
@@ -12,7 +12,7 @@ const {
   since: SINCE,
   wake: WAKE,
   want: WANT, // set by the addon after a stall that nothing could take a stack of
-  window: WINDOW, // the seq of the window open now, stored by the addon's watch thread
+  window: WINDOW, // the seq of the window open now, stored by the addon's lookout thread
   header: HEADER,
   seq: SEQ, // in R: the switch count, odd while one is written
   unattributed: UNATTRIBUTED,
@@ -32,7 +32,7 @@ function runningView(ledger) {
 
 /**
  * A ledger of `cells`, idle until the hooks install it: zeroed memory would read as slot 0
- * running since time 0, and the watch thread would charge the process's age to the first window.
+ * running since time 0, and the lookout thread would charge the process's age to the first window.
  */
 function newLedger(cells) {
   const ledger = new Float64Array(new ArrayBuffer(cells * 8));

@@ -1,4 +1,4 @@
-//! One monitored thread's state, shared with the watch thread and any thread that reads it:
+//! One monitored thread's state, shared with the lookout thread and any thread that reads it:
 //! its ledger, windows, lag tracker and recordings, behind one lock held briefly.
 
 use std::sync::Arc;
@@ -18,9 +18,9 @@ use crate::stalls::listeners;
 use super::clock::{monotonic_ms, Clock, ThreadCpu};
 use super::malloc;
 
-/// How often the watch thread looks at a loop busy for half the lag threshold or more: a stall
+/// How often the lookout thread looks at a loop busy for half the lag threshold or more: a stall
 /// is noticed at most this long after it crosses the threshold.
-const WATCH_EVERY_MS: f64 = 5.0;
+const LOOK_EVERY_MS: f64 = 5.0;
 
 /// What one monitored thread shares with the others.
 pub struct Shared {
@@ -101,7 +101,7 @@ impl Shared {
         // A stall asks for the stack sampler, unless it began before rloop did (an app's own
         // start-up, which stalls in most apps): the sampler, created in the app's callbacks, is
         // seen by its hooks, so it is created only once the app's loop has stalled. Rare, and
-        // outside the state lock: the watch thread takes these two the other way round.
+        // outside the state lock: the lookout thread takes these two the other way round.
         if event["atStart"] == false && !listeners::has_stall_listener(self.thread_id) {
             if let Some(ledger) = self.state.lock().ledger.as_ref() {
                 ledger.want_stacks();
@@ -155,7 +155,7 @@ impl Shared {
         let b = blame(stall.start, stall.stack, other.as_deref());
         // The span of the code that blocked, only where the stack is known to be that code's.
         let trace = if b.stack.is_some() { trace } else { Value::Null };
-        // Who ran inside the stall, from the watch thread's samples (every few ms from half the threshold on).
+        // Who ran inside the stall, from the lookout thread's samples (every few ms from half the threshold on).
         let sampled: u32 = stall.samples.iter().map(|(_, n)| n).sum();
         let mut scopes: Vec<Value> = stall
             .samples
@@ -192,8 +192,8 @@ impl Shared {
         ledger.running().map(|_| self.clock.now() - ledger.wake())
     }
 
-    /// The watch thread's look at this loop: `Some(wake)` when a stall is first noticed.
-    pub(crate) fn watch(&self) -> Option<f64> {
+    /// The lookout thread's look at this loop: `Some(wake)` when a stall is first noticed.
+    pub(crate) fn look(&self) -> Option<f64> {
         let mut st = self.state.lock();
         let State { ledger, lag, .. } = &mut *st;
         let (ledger, lag) = (ledger.as_ref()?, lag.as_mut()?);
@@ -213,12 +213,12 @@ impl Shared {
         st.lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, taken))
     }
 
-    /// Ms until the watch thread must look at this loop again, if before its next window.
+    /// Ms until the lookout thread must look at this loop again, if before its next window.
     pub(crate) fn look_in(&self) -> Option<f64> {
         let st = self.state.lock();
         let (lag, ledger) = (st.lag.as_ref()?, st.ledger.as_ref()?);
         let wake = ledger.running().map(|_| ledger.wake());
-        Some(lag.look_in(wake, self.clock.now(), WATCH_EVERY_MS))
+        Some(lag.look_in(wake, self.clock.now(), LOOK_EVERY_MS))
     }
 
     /// Closes the window if it is due; returns when the next one is due (monotonic ms). The
