@@ -98,8 +98,9 @@ export interface ScopeWindow {
 export interface LagStats {
   /** Loop stretches (busy from waking to the next poll) in the window. */
   stretches: number;
-  /** Stretches of at least lagThresholdMs. */
+  /** Stretches whose lag (length) was at least lagThresholdMs. */
   stalls: number;
+  /** The lag of the window's stretches (all of them, not only stalls): median, p99 and max. */
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -120,7 +121,7 @@ export interface Window {
   unattributed: ScopeWindow;
   /** Scopes charged in the window, busiest first. '(other)' collects scopes past maxScopes. */
   scopes: ScopeWindow[];
-  /** On complete windows of a monitor with lag on. */
+  /** On complete windows of a monitor with lag tracking on. */
   lag?: LagStats;
 }
 
@@ -458,8 +459,8 @@ export function otel(meterProvider?: object, options?: { topScopes?: number }): 
  */
 export function otelLogs(loggerProvider?: object): MetricsAdapter;
 /**
- * The live view of `rloop top`, of this process, in its terminal (both streams TTYs): keys s, p,
- * q; Ctrl-C ends it and raises SIGINT. `monitor`: the running one by default, else one started
+ * The live view of `rloop top`, of this process, in its terminal (both streams TTYs): keystrokes
+ * s, p, q; Ctrl-C ends it and raises SIGINT. `monitor`: the running one by default, else one started
  * for the view. `done` resolves once the terminal is restored.
  */
 export function top(options?: { monitor?: Monitor; stdin?: NodeJS.ReadStream; stdout?: NodeJS.WriteStream }): { stop(): Promise<void>; done: Promise<void> };

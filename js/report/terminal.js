@@ -124,7 +124,7 @@ function io(r, c) {
   if (slowest.length < s.events.length + s.dropped) out.push(c.dim(`  the ${slowest.length} slowest of ${num(s.events.length + s.dropped)}:`));
   for (const e of slowest) out.push(`  ${ioLine(e, c)}`);
   for (const a of r.io.aggregates.slice(0, 5)) {
-    out.push(`  ${a.type.padEnd(8)} ${plural(a.count, 'call')}, avg ${ms(a.avgMs)}, max ${ms(a.maxMs)}${a.errors ? `, ${plural(a.errors, 'error')}` : ''}`);
+    out.push(`  ${a.type.padEnd(8)} ${plural(a.count, 'operation')}, avg ${ms(a.avgMs)}, max ${ms(a.maxMs)}${a.errors ? `, ${plural(a.errors, 'error')}` : ''}`);
   }
   if (r.io.aggregates.length > 5) out.push(c.dim(`  … ${plural(r.io.aggregates.length - 5, 'more type')}`));
   return out;
