@@ -41,7 +41,8 @@ class Context {
   }
 }
 
-const UNATTRIBUTED = new Context(layout.UNATTRIBUTED, null, null, undefined, 0); // outside every scope, under every monitor
+// The context outside every scope, under every monitor; its slot is the ledger's UNATTRIBUTED.
+const UNATTRIBUTED = new Context(layout.UNATTRIBUTED, null, null, undefined, 0);
 
 /** What the carriers share with charging. */
 const state = {
