@@ -17,7 +17,7 @@ export interface StartOptions {
   worstKeys?: number;
   /** Keys charged at once; a key's slot is reused after this many newer keys (16 – 1 048 576; memory only for slots used, ≈ 350 bytes each). Default 65 536. */
   keySlots?: number;
-  /** Watch for stalls and emit 'lag'. Default true. */
+  /** Lag tracking: each window's stretches (Window.lag), and 'lag' for each stall. Default true. */
   lag?: boolean;
   /** ms of busy loop without a poll that make a stall (1 – 3 600 000). Default 50. */
   lagThresholdMs?: number;
@@ -98,8 +98,9 @@ export interface ScopeWindow {
 export interface LagStats {
   /** Loop stretches (busy from waking to the next poll) in the window. */
   stretches: number;
-  /** Stretches of at least lagThresholdMs. */
+  /** Stretches whose lag (length) was at least lagThresholdMs. */
   stalls: number;
+  /** The lag of the window's stretches (all of them, not only stalls): median, p99 and max. */
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -120,11 +121,11 @@ export interface Window {
   unattributed: ScopeWindow;
   /** Scopes charged in the window, busiest first. '(other)' collects scopes past maxScopes. */
   scopes: ScopeWindow[];
-  /** On complete windows of a monitor with lag on. */
+  /** On complete windows of a monitor with lag tracking on. */
   lag?: LagStats;
 }
 
-/** The current window, read live (a callback still running is included so far). */
+/** The live window: the one open now, read so far (a callback still running is included). */
 export interface LiveWindow extends Window {
   windowMs: number;
   /** Entries (scope(), enter()) into names past maxScopes, charged to '(other)', since start. */
@@ -168,10 +169,13 @@ export interface Monitor extends EventEmitter {
   readonly metrics: { host: string; port: number; path: string } | null;
   /** True once stop() was called. */
   readonly stopped: boolean;
+  /** The live window: the one open now, read so far, with the last complete one. */
+  liveWindow(): LiveWindow;
+  /** @deprecated 0.x alias of liveWindow(). */
   elu(): LiveWindow;
   /** The last `history` complete windows, oldest first. */
   history(): Window[];
-  /** Busy time per scope since start, the current window included. */
+  /** Busy time per scope since start, the live window included. */
   totals(): Totals;
   /** What the automatic scopes named so far. */
   autoScopes(): AutoScopeStats;
@@ -231,7 +235,7 @@ export interface LagEvent {
    * stall in its scope (right even inside JSON.parse, a regex or C++); null without a stack.
    */
   stackFrom: 'sampler' | 'profile' | null;
-  /** When the watch thread noticed it; null when too short to be seen while running. */
+  /** When the lookout thread noticed it; null when too short to be seen while running. */
   noticedAfterMs: number | null;
   /** When the stack sampler's stack (stack or stackSeen) was taken, ms after the stall began; null: none was. */
   stackTakenAfterMs: number | null;
@@ -250,7 +254,7 @@ export interface LagEvent {
   stackBefore?: Frame[] | null;
   /** Native work the blocker was in, when Node's own frames on the stack say (or, from a profile, its kind of work). */
   native: 'crypto' | 'zlib' | 'fs' | 'child_process' | 'module loading' | 'JSON' | 'regex' | 'GC' | null;
-  /** Who ran inside the stall, busiest first (sampled every few ms by the watch thread). */
+  /** Who ran inside the stall, busiest first (sampled every few ms by the lookout thread). */
   scopes: { scope: string | null; key: string | null; ms: number }[];
   /** The stretch that was running when rloop started (zero-code: the app's start-up). */
   atStart: boolean;
@@ -468,8 +472,8 @@ export function otel(meterProvider?: object, options?: { topScopes?: number }): 
  */
 export function otelLogs(loggerProvider?: object): MetricsAdapter;
 /**
- * The live view of `rloop top`, of this process, in its terminal (both streams TTYs): keys s, p,
- * q; Ctrl-C ends it and raises SIGINT. `monitor`: the running one by default, else one started
+ * The live view of `rloop top`, of this process, in its terminal (both streams TTYs): keystrokes
+ * s, p, q; Ctrl-C ends it and raises SIGINT. `monitor`: the running one by default, else one started
  * for the view. `done` resolves once the terminal is restored.
  */
 export function top(options?: { monitor?: Monitor; stdin?: NodeJS.ReadStream; stdout?: NodeJS.WriteStream }): { stop(): Promise<void>; done: Promise<void> };

@@ -35,7 +35,7 @@ async function child(name, ms, scopes, batch) {
   const mon = rloop?.start(options);
   const scope = (n, fn, key) => (rloop ? rloop.scope(n, fn, { key }) : fn());
   let k = 0;
-  const slots = options ? mon.elu() && (options.keySlots ?? 65536) : 65536;
+  const slots = options ? mon.liveWindow() && (options.keySlots ?? 65536) : 65536;
   for (; k < Math.max(slots, scopes); k++) scope(`s${k % scopes}`, () => {}, `warm-${k}`); // every key slot and name in use
   const delay = monitorEventLoopDelay({ resolution: 1 });
   const costs = [];
@@ -48,7 +48,7 @@ async function child(name, ms, scopes, batch) {
   await new Promise((resolve) => setTimeout(resolve, ms));
   clearInterval(load);
   delay.disable();
-  const windows = mon ? mon.elu().last?.seq ?? 0 : 0;
+  const windows = mon ? mon.liveWindow().last?.seq ?? 0 : 0;
   mon?.stop();
   costs.sort((a, b) => a - b);
   return {

@@ -4,7 +4,7 @@
 // times move by 10–30 % from process to process. What it leaves out: the kernel (an HTTP
 // request's socket reads, writes and epoll are not counted, so a share of a request's
 // instructions is larger than its share of CPU time), and waiting (time-driven work such as
-// the lag watch thread's looks is counted per event 30–50× too often, as everything runs that
+// the lag lookout thread's looks is counted per event 30–50× too often, as everything runs that
 // much slower under valgrind).
 //
 //   node bench/instructions.js [--quick] [--scale X] [--only a,b] [--configs a,b] [--out DIR]

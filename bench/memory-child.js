@@ -47,14 +47,14 @@ const scenarios = {
         for (let j = 0; j < 10; j++) await null;
       }, `key-${k}`);
     }
-    return mon && (() => `scopesOverflowed ${mon.elu().scopesOverflowed}`);
+    return mon && (() => `scopesOverflowed ${mon.liveWindow().scopesOverflowed}`);
   },
   async names(mon) {
     for (let i = 0; i < 1_000_000; i++) {
       scope(`name-${i}`, () => {});
       if (i % 10_000 === 0) await null;
     }
-    return mon && (() => `scopesOverflowed ${mon.elu().scopesOverflowed}`);
+    return mon && (() => `scopesOverflowed ${mon.liveWindow().scopesOverflowed}`);
   },
   // names' names looked up in a Map, no scope(): what V8 charges any code that looks a
   // million fresh names up (on Node 26 most of names' excess), as rloop does once a call.

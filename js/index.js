@@ -44,7 +44,7 @@ function scope(name, fn, options) {
 function enter(name, options) {
   scopeName(name);
   const key = scopeKey(options);
-  return active === null ? hooks.ROOT : hooks.enter(active.context(name, key));
+  return active === null ? hooks.UNATTRIBUTED : hooks.enter(active.context(name, key));
 }
 
 /** Charges what an enter() replaced again: the entry ends before its callback does. */

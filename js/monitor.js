@@ -14,7 +14,7 @@ const { captureOptions, watchOptions } = require('./capture/options');
 const heap = require('./capture/heap');
 const { startSampler } = require('./stalls/sampler');
 const { redactStall } = require('./redact');
-const { IDLE, FULL } = require('./attribution/timeline');
+const { OUTSIDE_CALLBACKS, FULL } = require('./attribution/timeline');
 const endpoint = require('./metrics/endpoint');
 const { useGc } = require('./metrics/gc');
 const auto = require('./auto');
@@ -25,7 +25,7 @@ const NOT_RECORDED = '(not recorded)'; // a profile's samples after its timeline
 
 /** `fn()` charged to no scope: what it starts (timers) is rloop's own work. */
 function unattributed(fn) {
-  const prev = hooks.enter(hooks.ROOT);
+  const prev = hooks.enter(hooks.UNATTRIBUTED);
   try {
     return fn();
   } finally {
@@ -102,9 +102,14 @@ class Monitor extends EventEmitter {
     return this.#options.windowMs;
   }
 
-  /** The current window, live (a callback still running is included), with `last`. */
+  /** The live window: the one open now, read so far (a callback still running is included), with `last`. */
+  liveWindow() {
+    return this.#native.liveWindow();
+  }
+
+  /** The 0.x name of liveWindow(), kept as an alias: `elu` names a ratio, which this is not. */
   elu() {
-    return this.#native.elu();
+    return this.liveWindow();
   }
 
   /** The last `history` complete windows, oldest first. */
@@ -182,7 +187,7 @@ class Monitor extends EventEmitter {
       collectIo: () => (this.#io ? this.#io.collect() : null),
       pendingIo: () => (this.#io ? this.#io.pendingNow() : []),
       fail: (e) => this.#fail(e),
-      record: (frame) => n.record(frame),
+      record: (draft) => n.record(draft),
       recordIo: (id, event) => n.recordIo(id, event),
       takeRecording: (id) => n.takeRecording(id),
     };
@@ -190,16 +195,17 @@ class Monitor extends EventEmitter {
 
   /**
    * Starts the scope timeline of a CPU profile; returns a function that ends it and gives
-   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (idle), key?]],
-   * dropped, keysDropped, routes }`, `routes` the names of the HTTP route scopes among them. The
-   * key of a keyed context only with `keys` (a capture's): the metrics endpoint exposes no keys.
+   * `{ transitions: [[performance.now() ms, scope name, null (unattributed) or false (outside
+   * callbacks), key?]], dropped, keysDropped, routes }`, `routes` the names of the HTTP route
+   * scopes among them. The key of a keyed context only with `keys` (a capture's): the metrics
+   * endpoint exposes no keys.
    */
   #recordTimeline({ keys = false } = {}) {
     const take = hooks.recordTimeline();
     return () => {
       const { transitions, dropped, keysDropped } = take();
       const nameOf = (slot) => {
-        if (slot === IDLE) return false;
+        if (slot === OUTSIDE_CALLBACKS) return false;
         if (slot === FULL) return NOT_RECORDED;
         if (slot === OTHER) return OTHER_NAME;
         return this.#bySlot[slot]?.name ?? this.#keyScopes[slot - this.#keyBase]?.name ?? null;

@@ -37,14 +37,14 @@ class NativeMonitor {
   scopeAdder() { return this.#n.scopeAdder(); }
   keyBinder() { return this.#n.keyBinder(); }
   keyRescoper() { return this.#n.keyRescoper(); }
-  elu() { return parse(this.#n.elu()); }
+  liveWindow() { return parse(this.#n.liveWindow()); }
   history(after) { return parse(this.#n.history(after)); }
   totals() { return parse(this.#n.totals()); }
   /** `fn(event)` for each lag event, or null: the thread-safe function lives only while set. */
   onLag(fn) { this.#n.onLag(fn ? (json) => fn(parse(json)) : null); }
-  /** `frame`: the report frame (js/report/build.js), or null. */
-  record(frame) { return this.#n.record(frame === null ? null : JSON.stringify(frame)); }
-  /** Adds a slow I/O event to recording `id` (kept only for one with a frame). */
+  /** `draft`: the report draft (js/report/build.js), or null. */
+  record(draft) { return this.#n.record(draft === null ? null : JSON.stringify(draft)); }
+  /** Adds a slow I/O event to recording `id` (kept only for one with a draft). */
   recordIo(id, event) { this.#n.recordIo(id, JSON.stringify(event)); }
   /** `{ windows, lag: { events, dropped } }`, or null for an unknown id. */
   takeRecording(id) {

@@ -19,7 +19,7 @@ const START = Object.freeze([
   { name: 'worstKeys', default: 5, range: [0, 1000], meaning: 'worst keys listed per scope and window' },
   // A key slot in use costs 100–350 bytes (bench/memory.md): 1 M of them ≤ 350 MB.
   { name: 'keySlots', default: 65536, range: [16, 1 << 20], meaning: "keys charged at once; a key's slot is reused after this many newer keys" },
-  { name: 'lag', default: true, check: boolean, meaning: "watch for stalls and emit 'lag'" },
+  { name: 'lag', default: true, check: boolean, meaning: "lag tracking: each window's stretches (Window.lag), and 'lag' for each stall" },
   {
     name: 'lagThresholdMs', alias: 'lagThreshold', default: 50, range: [1, 3600000], unit: 'ms', variable: 'RLOOP_LAG_THRESHOLD',
     flag: { name: 'threshold', short: 't', arg: '<duration>' }, meaning: 'busy loop without a poll that makes a stall',

@@ -1,6 +1,6 @@
 'use strict';
 // Admin HTTP endpoints, under Node-RED's admin root and its authentication:
-//   GET  /rloop/elu      the window running now and the last one (flows.read)
+//   GET  /rloop/elu      the live window and the last one (flows.read)
 //   GET  /rloop/history  the windows kept, oldest first (flows.read)
 //   POST /rloop/state    { enabled }: switches attribution on or off (flows.write)
 //   POST /rloop/capture  { durationMs, format: 'html' | 'json', profile }: runs a capture (with a

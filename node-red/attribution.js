@@ -8,7 +8,7 @@
 //   window; in a window after one of at most `keyed`, the first `keyed`), never more than `keyed`
 //   a window (a burst that starts late in one window is mostly in the next): per-message
 //   percentiles and worst messages then come from that sample; busy time is always all of it.
-// - A message counts in the window its delivery starts in, as the addon's watch thread closes
+// - A message counts in the window its delivery starts in, as the addon's lookout thread closes
 //   them: a burst that blocks the loop across a close is counted with the time it took in each
 //   window, not all in the one whose close JS sees after it.
 // - Deliveries that run inside their caller (runtimeSyncDelivery, link out → link in, link call,
@@ -21,7 +21,7 @@
 // running monitor.
 
 const rloop = require('..');
-const { openWindow } = require('../js/attribution');
+const { openWindowSeq } = require('../js/attribution');
 const { attempt } = require('../js/attempt');
 
 const PREV = Symbol('rloop.prev'); // on a receive event: what enter() returned, charged before it
@@ -66,7 +66,7 @@ class Attribution {
 
   /** Deliveries per node id so far in the window open now. */
   messages() {
-    return this.#of(openWindow());
+    return this.#of(openWindowSeq());
   }
 
   /** Deliveries per node id since attribution started: a capture's messages are the difference. */
@@ -95,7 +95,7 @@ class Attribution {
     let node = this.#nodes.get(id);
     if (node === undefined) this.#nodes.set(id, (node = { name: `node:${id}`, window: 0, messages: 0, keyed: 0, every: 1, total: 0 }));
     node.total++;
-    const w = openWindow();
+    const w = openWindowSeq();
     if (node.window !== w) this.#roll(id, node, w);
     const n = ++node.messages;
     if (msgid === undefined || node.keyed === this.#keyed || n % node.every !== 0) return rloop.enter(node.name);

@@ -36,9 +36,9 @@ class Live {
     this.#RED.events.off('flows:started', this.#forget);
   }
 
-  /** The window running now, read live, and the last complete one. */
+  /** The live window (the one open now, read so far) and the last complete one. */
   elu() {
-    return { current: this.#summarize(this.#mon.elu(), this.#attribution.messages()), last: this.#history.at(-1) ?? null };
+    return { current: this.#summarize(this.#mon.liveWindow(), this.#attribution.messages()), last: this.#history.at(-1) ?? null };
   }
 
   /**
@@ -72,10 +72,10 @@ class Live {
     const d = w.durationMs;
     const elu = (ms) => (d > 0 ? ms / d : 0);
     const nodes = {};
-    let otherMs = 0;
+    let appMs = 0;
     for (const s of w.scopes) {
       if (s.name.startsWith(NODE)) nodes[s.name.slice(NODE.length)] = this.#entry(s, messages);
-      else otherMs += s.busyMs;
+      else appMs += s.busyMs;
     }
     for (const id of messages.keys()) nodes[id] ??= this.#entry({ name: NODE + id, busyMs: 0 }, messages);
     const flows = {};
@@ -99,7 +99,7 @@ class Live {
       durationMs: d,
       thread: w.thread,
       unattributed: { elu: w.unattributed.elu, busyMs: w.unattributed.busyMs },
-      other: { elu: elu(otherMs), busyMs: otherMs }, // scopes of the host application
+      other: { elu: elu(appMs), busyMs: appMs }, // scopes of the host application
       nodes,
       flows,
     };

@@ -107,9 +107,9 @@ impl NativeMonitor {
         raw_function(env, "rescopeKey", rescope_key, &self.shared)
     }
 
-    /// The current window, read live, with the last complete one as `last`; JSON.
+    /// The live window (the one open now, read so far), with the last complete one as `last`; JSON.
     #[napi(catch_unwind)]
-    pub fn elu(&self) -> Result<String> {
+    pub fn live_window(&self) -> Result<String> {
         // Read under the lock, written out after it.
         let (current, last, cfg, overflowed, dropped) = self.live(|agg, ledger, now| (agg.measure(ledger, now), agg.last(), agg.config().clone(), agg.scopes_overflowed(), agg.history_dropped()))?;
         let origin = cfg.time_origin;
@@ -149,17 +149,17 @@ impl NativeMonitor {
     }
 
     /// Starts a recording of every window closed and every stall from now (a capture's data,
-    /// bounded: see src/capture/recording.rs); returns its id for takeRecording. `frame`, JSON:
+    /// bounded: see src/capture/recording.rs); returns its id for takeRecording. `draft`, JSON:
     /// the report so far, for the addon to finish and write if the thread's JS cannot
     /// (src/capture/report.rs).
     #[napi(catch_unwind)]
-    pub fn record(&self, frame: Option<String>) -> Result<u32> {
-        let frame = frame.map(|f| serde_json::from_str(&f)).transpose().map_err(|e| Error::new(Status::InvalidArg, format!("rloop: report frame: {e}")))?;
-        Ok(self.shared.record(frame))
+    pub fn record(&self, draft: Option<String>) -> Result<u32> {
+        let draft = draft.map(|f| serde_json::from_str(&f)).transpose().map_err(|e| Error::new(Status::InvalidArg, format!("rloop: report draft: {e}")))?;
+        Ok(self.shared.record(draft))
     }
 
     /// Adds slow I/O event `event` (JSON, redacted) to recording `id`, for the report the addon
-    /// writes if the thread's JS cannot; ignored for a recording without a frame.
+    /// writes if the thread's JS cannot; ignored for a recording without a draft.
     #[napi(catch_unwind)]
     pub fn record_io(&self, id: u32, event: String) -> Result<()> {
         let event = serde_json::from_str(&event).map_err(|e| Error::new(Status::InvalidArg, format!("rloop: slow I/O event: {e}")))?;

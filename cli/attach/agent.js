@@ -7,13 +7,13 @@
 
 const KEY = 'rloop.attach'; // Symbol.for(KEY) on globalThis while any session is attached
 // How often the target looks whether each session's connection is still open (the watchdog).
-const WATCH_MS = 1000;
+const WATCHDOG_MS = 1000;
 
 /**
  * Loads rloop (a copy the app already runs, else the app's installed one, else the CLI's own
  * `cliRloop`) and starts a monitor unless one runs; `binding` is this session's Runtime binding.
  */
-function install({ key, id, cliRloop, binding, start, events, opened, peer, watchMs, closeAfterMs }, closeInspector, link, hold, realTimer) {
+function install({ key, id, cliRloop, binding, start, events, opened, peer, watchdogMs, closeAfterMs }, closeInspector, link, hold, realTimer) {
   // A close armed after this attach connected (connect() took over any armed before).
   if (hold({ key })) opened = true;
   const KEY_SYM = Symbol.for(key);
@@ -117,7 +117,7 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
   agent.opened ||= opened; // the last session to leave closes an inspector rloop opened
   // A session whose socket is gone (its CLI died without leaving) is left, as its CLI would have:
   // one readlink a session each look, and nothing sent over the connection.
-  agent.watchdog ??= realTimer(watchMs, () => {
+  agent.watchdog ??= realTimer(watchdogMs, () => {
     for (const [sid, s] of agent.sessions) if (s.link !== null && !s.link.open()) agent.leave(sid);
   });
   return {
@@ -128,7 +128,7 @@ function install({ key, id, cliRloop, binding, start, events, opened, peer, watc
     started: agent.started,
     sessions: agent.sessions.size,
     windowMs: agent.monitor.windowMs,
-    watched: agent.sessions.get(id).link !== null,
+    linked: agent.sessions.get(id).link !== null,
     nodered: agent.nodered && { version: agent.nodered.version, attribution: agent.nodered.attribution },
   };
 }
@@ -189,10 +189,10 @@ async function capture({ key, options }) {
   }
 }
 
-/** The current window, live, and totals: for `rloop top`. */
+/** The live window, and how many threads rloop monitors. An older rloop in the target has elu() only. */
 function read({ key }) {
-  const agent = globalThis[Symbol.for(key)];
-  return { elu: agent.monitor.elu(), threads: agent.rloop.threads().length };
+  const { monitor, rloop } = globalThis[Symbol.for(key)];
+  return { window: (monitor.liveWindow ?? monitor.elu).call(monitor), threads: rloop.threads().length };
 }
 
 /**
@@ -206,10 +206,10 @@ function detach({ key, id }) {
 /**
  * The main thread's side of a worker's session through an inspector rloop opened: should the
  * CLI die without leaving, the worker's watchdog takes rloop out of the worker, but a worker
- * closes nothing of its main thread; this watches the same connection and closes the inspector
+ * closes nothing of its main thread; this looks at the same connection and closes the inspector
  * once no session of rloop's is left. The CLI leaving removes it (unguard) and closes as ever.
  */
-function guard({ key, id, peer, watchMs, closeAfterMs }, closeInspector, link, realTimer) {
+function guard({ key, id, peer, watchdogMs, closeAfterMs }, closeInspector, link, realTimer) {
   const GUARDS = Symbol.for(`${key}.guards`);
   const l = link(peer);
   if (l === null) return false;
@@ -221,7 +221,7 @@ function guard({ key, id, peer, watchMs, closeAfterMs }, closeInspector, link, r
   const monitored = () => Object.values(Module._cache).some((m) => /[\\/]js[\\/]index\.js$/.test(m?.filename ?? '') && typeof m.exports?.threads === 'function'
     && typeof m.exports[Symbol.for('rloop.pauseSampler')] !== 'function' && m.exports.threads().length > 0);
   let looks = 0;
-  const cancel = realTimer(watchMs, () => {
+  const cancel = realTimer(watchdogMs, () => {
     if (l.open()) return;
     // As the CLI leaving would: never closed while such a monitor runs (its stack sampler may hold
     // a session), waiting a few looks for the worker's own watchdog to take rloop out.
@@ -359,4 +359,4 @@ function callFromLoop(fn, arg = {}, ...helpers) {
 })(typeof require === 'function' ? require : undefined)${SOURCE_URL}`;
 }
 
-module.exports = { install, capture, read, detach, guard, unguard, hold, closeInspector, link, realTimer, call, callFromLoop, KEY, WATCH_MS, CLOSE_AFTER_MS: 1500 };
+module.exports = { install, capture, read, detach, guard, unguard, hold, closeInspector, link, realTimer, call, callFromLoop, KEY, WATCHDOG_MS, CLOSE_AFTER_MS: 1500 };

@@ -236,7 +236,7 @@ async function attach(args, out, err) {
   const from = i.sessions > 1 ? 'another rloop attach is running there: its monitor is shared'
     : `rloop from ${{ running: 'the monitor already running there', app: "the app's own install", cli: 'this command' }[i.from]}`;
   p.log(`attached to PID ${i.pid} (Node ${i.node}${i.thread ? `, worker thread ${i.thread}` : ''}), ${from}${o.watch ? '' : `; capturing ${o.durationMs / 1000} s`}`);
-  if (!i.watched) p.log("warning: the target cannot see this command's connection (another network namespace?): if this command is killed without leaving, rloop stays loaded there");
+  if (!i.linked) p.log("warning: the target cannot see this command's connection (another network namespace?): if this command is killed without leaving, rloop stays loaded there");
   let stopping = false;
   const onSignal = () => {
     if (stopping || !i.started) {

@@ -92,13 +92,13 @@ function load(c, o, onEvent) {
       // The target's end of this connection, for its watchdog: should this process die without
       // leaving (SIGKILL), the target sees the socket close and takes rloop out.
       peer: c.peer,
-      watchMs: agent.WATCH_MS,
+      watchdogMs: agent.WATCHDOG_MS,
       closeAfterMs: agent.CLOSE_AFTER_MS,
     }, agent.closeInspector, agent.link, agent.hold, agent.realTimer), { awaitPromise: true });
     // A worker closes nothing of its main thread: there, a guard closes the inspector rloop
     // opened should this process die without leaving.
     if (c.s !== c.main && c.opened) {
-      c.guarded = await c.main.evaluate(agent.call(agent.guard, { id: c.id, peer: c.peer, watchMs: agent.WATCH_MS, closeAfterMs: agent.CLOSE_AFTER_MS }, agent.closeInspector, agent.link, agent.realTimer));
+      c.guarded = await c.main.evaluate(agent.call(agent.guard, { id: c.id, peer: c.peer, watchdogMs: agent.WATCHDOG_MS, closeAfterMs: agent.CLOSE_AFTER_MS }, agent.closeInspector, agent.link, agent.realTimer));
     }
     return c;
   });

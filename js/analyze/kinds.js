@@ -27,7 +27,7 @@ const MARKED = new Set([JSON_, REGEX, CRYPTO, SYNC_IO]); // kinds that claim the
 const SYNC_IO_URL = /^node:(fs|internal\/fs\/.*|child_process|internal\/child_process)$/;
 const REGEXP_PREFIX = 'RegExp: ';
 
-function kindOf({ functionName, url, scriptId }) {
+function categoryOf({ functionName, url, scriptId }) {
   if (url === '' && String(scriptId) === '0') {
     switch (functionName) {
       case '(idle)': return IDLE;
@@ -111,7 +111,7 @@ function classify(nodes, { parent, order }) {
   const user = new Int32Array(n).fill(-1);
   const own = new Uint8Array(n); // rloop's wrappers: left out of stacks and the flame tree
   for (const i of order) {
-    const kind = kindOf(nodes[i].callFrame);
+    const kind = categoryOf(nodes[i].callFrame);
     own[i] = kind === NODE && isOwn(nodes[i].callFrame) ? 1 : 0;
     const p = parent[i];
     const inherited = p >= 0 && mark[p] >= 0;
@@ -137,5 +137,5 @@ function classify(nodes, { parent, order }) {
 
 module.exports = {
   CATEGORIES, USER, NODE, NATIVE, JSON_, REGEX, CRYPTO, SYNC_IO, GC, PROGRAM, IDLE, REGEXP_PREFIX,
-  kindOf, frameOf, indexNodes, indexFunctions, classify,
+  categoryOf, frameOf, indexNodes, indexFunctions, classify,
 };

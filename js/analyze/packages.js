@@ -4,7 +4,7 @@
 //
 // A frame's owner comes from its file: under node_modules the innermost package there (nested
 // node_modules, pnpm's .pnpm/<name>@<version>/node_modules/<name>, Yarn's zip caches all end in
-// node_modules/<name>), scoped names whole (@scope/name); node: URLs are Node's; any other file
+// node_modules/<name>), scoped names whole (@org/name); node: URLs are Node's; any other file
 // is the app's. A frame with no file of its own (native code such as a C++ binding or a
 // compiled regex, code compiled by eval or new Function, WebAssembly) and rloop's own wrappers
 // belong to their caller: V8's builtins have no frame at all and land on their caller anyway,
@@ -21,7 +21,7 @@ const OTHER_PACKAGES = '(other packages)';
 const SEPARATOR = /[/\\]/;
 const NO_FILE = /^(wasm:\/\/|$)/;
 
-/** The npm package a frame's URL or path is in ('@scope/name'), else null. */
+/** The npm package a frame's URL or path is in ('@org/name'), else null. */
 function packageOf(url) {
   if (typeof url !== 'string') return null;
   const parts = url.split(SEPARATOR);

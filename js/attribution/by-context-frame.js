@@ -1,7 +1,7 @@
 // The scope carried on AsyncContextFrame (Node ≥ 24 by default): in a store of rloop's own,
-// entered by enter() and restore() (js/attribution/context-frames.js, which copies no frame
+// entered by enter() and restore() (js/attribution/context-frames.js, which copies no context frame
 // where it can). V8 carries it to every continuation with no `init` hook, which is most of the
-// cost of an await (bench/acf.md). `before` reads the store, from the frame itself where rloop
+// cost of an await (bench/acf.md). `before` reads the store, from the context frame itself where rloop
 // made it; only handles created before any JS runs (accepted connections) and handles handed to
 // another scope by retag() carry a tag, found in the ring (js/attribution/ring.js).
 //
@@ -10,9 +10,9 @@
 
 const { createHook, executionAsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 const dc = require('node:diagnostics_channel');
-const { ROOT, state, begin, after, retag } = require('./charge');
+const { UNATTRIBUTED, state, begin, after, retag } = require('./charge');
 const { RING, ids: ringIds, contexts: ringCtx } = require('./ring');
-const frames = require('./context-frames');
+const contextFrames = require('./context-frames');
 
 // Stands in for the store once stopped: Node still calls a hook disabled inside a callback of
 // another hook for the rest of that callback's event (rloop stopped from an app's async hook,
@@ -24,31 +24,31 @@ let store = NO_STORE; // rloop's own AsyncLocalStorage while a monitor runs
 // and is entered so that what its callback creates inherits it.
 function before(asyncId) {
   if (state.tagged) return beforeTagged(asyncId);
-  begin(state.depth === 0 ? frames.context() : nestedContext());
+  begin(state.depth === 0 ? contextFrames.context() : nestedContext());
 }
 
 function beforeTagged(asyncId) {
   const i = asyncId & (RING - 1);
   if (ringIds[i] === asyncId) return begin(entered(ringCtx[i]));
-  const ctx = state.depth === 0 ? frames.context() : nestedContext();
-  begin(ctx !== ROOT ? ctx : entered(executionAsyncResource()?.[state.tag] ?? ROOT));
+  const ctx = state.depth === 0 ? contextFrames.context() : nestedContext();
+  begin(ctx !== UNATTRIBUTED ? ctx : entered(executionAsyncResource()?.[state.tag] ?? UNATTRIBUTED));
 }
 
-/** A tag's context, entered for the rest of the callback (Node restores the frame after it). */
+/** A tag's context, entered for the rest of the callback (Node restores the context frame after it). */
 function entered(ctx) {
-  if (store !== NO_STORE && frames.context() !== ctx) frames.put(ctx);
+  if (store !== NO_STORE && contextFrames.context() !== ctx) contextFrames.put(ctx);
   return ctx;
 }
 
-// AsyncResource.runInAsyncScope() emits `before` first and enters its frame after: a nested
-// callback of one reads the store of the frame the resource keeps (Node's own property).
-let frameKey;
+// AsyncResource.runInAsyncScope() emits `before` first and enters its context frame after: a
+// nested callback of one reads the store of the context frame the resource keeps (Node's own property).
+let contextFrameKey;
 function nestedContext() {
   const r = executionAsyncResource();
-  if (typeof r !== 'object' || r === null) return frames.context();
-  frameKey ??= Object.getOwnPropertySymbols(r).find((s) => s.description === 'context_frame');
-  if (frameKey === undefined || !Object.hasOwn(r, frameKey)) return frames.context();
-  return frames.contextIn(r[frameKey]);
+  if (typeof r !== 'object' || r === null) return contextFrames.context();
+  contextFrameKey ??= Object.getOwnPropertySymbols(r).find((s) => s.description === 'context_frame');
+  if (contextFrameKey === undefined || !Object.hasOwn(r, contextFrameKey)) return contextFrames.context();
+  return contextFrames.contextIn(r[contextFrameKey]);
 }
 
 // Timers created outside any scope are tagged as they are created, only while js/auto/timers.js
@@ -73,7 +73,7 @@ const timerHook = createHook({ init: initTimer });
 module.exports = {
   start() {
     store = new AsyncLocalStorage(); // new per monitor, like the tag
-    frames.use(store, ROOT);
+    contextFrames.use(store, UNATTRIBUTED);
     state.tagged = false;
     dc.subscribe('net.server.socket', accepted);
     hook.enable();
@@ -83,13 +83,13 @@ module.exports = {
     timerHook.disable();
     if (store !== NO_STORE) dc.unsubscribe('net.server.socket', accepted);
     store = NO_STORE;
-    frames.use(NO_STORE, ROOT); // keeps no frame of the app's
+    contextFrames.use(NO_STORE, UNATTRIBUTED); // keeps no context frame of the app's
   },
   enter(ctx, prev) {
-    if (store !== NO_STORE) frames.enter(ctx, prev);
+    if (store !== NO_STORE) contextFrames.enter(ctx, prev);
   },
   restore(ctx) {
-    if (store !== NO_STORE) frames.restore(ctx);
+    if (store !== NO_STORE) contextFrames.restore(ctx);
   },
   timers(on) {
     if (store !== NO_STORE && on) timerHook.enable();

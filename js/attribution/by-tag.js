@@ -7,7 +7,7 @@
 // a hook (an exception there kills the process).
 
 const { createHook, executionAsyncResource } = require('node:async_hooks');
-const { ROOT, state, begin, after } = require('./charge');
+const { UNATTRIBUTED, state, begin, after } = require('./charge');
 const { RING, ids: ringIds, contexts: ringCtx, WeakContexts } = require('./ring');
 
 // Servers opened in a scope: connections they accept are created by Node before any JS runs,
@@ -16,7 +16,7 @@ const links = new WeakContexts();
 
 function init(asyncId, type, triggerAsyncId, resource) {
   let ctx = state.cur;
-  if (ctx !== ROOT) {
+  if (ctx !== UNATTRIBUTED) {
     resource[state.tag] = ctx;
     if (type === 'TCPSERVERWRAP' || type === 'PIPESERVERWRAP') links.set(asyncId, ctx, new WeakRef(resource));
   } else if (state.timerContext !== null && type === 'Timeout') {
@@ -34,7 +34,7 @@ function before(asyncId) {
   const i = asyncId & (RING - 1);
   if (ringIds[i] === asyncId) return begin(ringCtx[i]);
   // No resource when Node (or an app, through internals) emits before for a bare asyncId.
-  const ctx = executionAsyncResource()?.[state.tag] ?? ROOT;
+  const ctx = executionAsyncResource()?.[state.tag] ?? UNATTRIBUTED;
   ringIds[i] = asyncId;
   ringCtx[i] = ctx;
   begin(ctx);

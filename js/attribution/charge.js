@@ -1,7 +1,7 @@
 // Charging: the slot the ledger charges follows the context running now, switched as callbacks
 // begin and end and as code enters and leaves scopes. How the context reaches a callback is one
-// of two carriers, js/attribution/by-tag.js or js/attribution/by-context-frame.js (js/attribution/hooks.js
-// picks one); both begin and end callbacks here.
+// of two carriers, js/attribution/by-tag.js or js/attribution/by-context-frame.js
+// (js/attribution/hooks.js picks one); both begin and end callbacks here.
 //
 // Not strict mode on purpose: retag() tags resources, and tagging a frozen one must fail
 // silently, never throw into the adapter's hook (an exception there kills the process).
@@ -12,10 +12,12 @@
 
 const { now } = require('../clock');
 const { attempt } = require('../attempt');
-const { Timeline, IDLE: IDLE_MARK } = require('./timeline');
-const { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, ORDERED, IDLE, IDLE_R, runningView, openSwitch } = require('./ledger');
+const { Timeline, OUTSIDE_CALLBACKS } = require('./timeline');
+const layout = require('./ledger');
 const { NEVER } = require('./context-frames');
 const { RING, ids: ringIds, contexts: ringCtx } = require('./ring');
+
+const { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, ORDERED, NO_LEDGER, NO_LEDGER_R, runningView, openSwitch } = layout;
 
 let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
 
@@ -33,27 +35,29 @@ class Context {
     this.gen = gen;
     this.epoch = epoch;
     this.automatic = false; // or what an automatic-scope adapter (js/auto/) gave: 'route', 'timer'; any scope of the app's wins
-    this.from = NEVER; // the frame this context was last entered from, and the one made then (js/attribution/context-frames.js)
-    this.frame = undefined;
+    // The context frame this context was last entered from, and the one made then (js/attribution/context-frames.js).
+    this.enteredFrom = NEVER;
+    this.madeFrame = undefined;
   }
 }
 
-const ROOT = new Context(UNATTRIBUTED, null, null, undefined, 0); // under every monitor
+// The context outside every scope, under every monitor; its slot is the ledger's UNATTRIBUTED.
+const UNATTRIBUTED = new Context(layout.UNATTRIBUTED, null, null, undefined, 0);
 
 /** What the carriers share with charging. */
 const state = {
-  cur: ROOT, // the context new resources inherit
+  cur: UNATTRIBUTED, // the context new resources inherit
   depth: 0, // callbacks running, nested
   tag: Symbol('rloop.scope'), // the property resources are tagged with, new per monitor: tags from an earlier one mean nothing
   tagged: false, // whether a resource was tagged on AsyncContextFrame: only then can an unscoped callback have a tag
   timerContext: null, // (resource) -> context of a timer created outside any scope (js/auto/timers.js)
 };
 
-let L = IDLE; // the ledger
-let R = IDLE_R; // its RUNNING cell: the slot charged now, or -1 while idle
+let L = NO_LEDGER; // the ledger
+let R = NO_LEDGER_R; // its RUNNING cell: the slot charged now, or -1 while idle
 let CALLS = HEADER; // offset of the per-slot callback counters
 let GEN = new Int32Array(1); // by slot: a key slot's generation, bumped as a newer key takes it; 0 for the others
-const stack = [];
+const enclosing = []; // by depth: the context each nested callback began inside
 let onWant = null; // starts what takes stacks of stalls, once one has happened
 let onWake = null; // rloop's own periodic work, run as the loop wakes instead of on a timer
 let wakeAt = Infinity; // when onWake is due
@@ -131,14 +135,14 @@ function charge(slot) {
 
 /** Logs a switch at `at` from `running` for the profile's timeline: state.cur is what is charged next. */
 function logSwitch(at, running) {
-  if (running < 0) log.add(L[SINCE], IDLE_MARK); // the idle mark stamps SINCE (src/attribution/ledger.rs)
+  if (running < 0) log.add(L[SINCE], OUTSIDE_CALLBACKS); // the idle mark stamps SINCE (src/attribution/ledger.rs)
   log.add(at, scopeSlot(state.cur), liveKey(state.cur));
 }
 
 /** A callback of `ctx` begins: it is charged, and what it creates inherits it. */
 function begin(ctx) {
   const depth = state.depth;
-  if (depth !== 0) stack[depth] = state.cur; // a callback's after() at depth 0 goes back to ROOT, not to cur
+  if (depth !== 0) enclosing[depth] = state.cur; // a callback's after() at depth 0 goes back to UNATTRIBUTED, not to cur
   state.depth = depth + 1;
   state.cur = ctx;
   const slot = slotOf(ctx);
@@ -152,12 +156,12 @@ function after() {
   if (depth < 0) return; // hooks were enabled inside this callback
   state.depth = depth;
   if (depth === 0) {
-    state.cur = ROOT; // leave the interval open: coalesced with the next callback, or closed at idle
+    state.cur = UNATTRIBUTED; // leave the interval open: coalesced with the next callback, or closed at idle
     return;
   }
-  const ctx = stack[depth];
+  const ctx = enclosing[depth];
   state.cur = ctx;
-  stack[depth] = undefined;
+  enclosing[depth] = undefined;
   const slot = slotOf(ctx);
   if (R[0] !== slot) charge(slot);
 }
@@ -181,7 +185,7 @@ function restoreCharged(ctx) {
 // than on a timer or at start, so whatever it creates is seen by the app's hooks in order.
 function woke(at) {
   const c = state.cur;
-  state.cur = ROOT;
+  state.cur = UNATTRIBUTED;
   if (L[WANT] !== 0) {
     L[WANT] = 0;
     if (onWant !== null) attempt(onWant);
@@ -190,10 +194,10 @@ function woke(at) {
   state.cur = c;
   // rloop's own work is unattributed time, not the callback's about to run.
   const done = now();
-  L[HEADER + UNATTRIBUTED] += done - at;
+  L[HEADER + UNATTRIBUTED.slot] += done - at;
   // In the profile's timeline too: switches inside that work are overruled (js/attribution/timeline.js).
   if (log !== null) {
-    log.add(at, UNATTRIBUTED);
+    log.add(at, UNATTRIBUTED.slot);
     log.add(done, scopeSlot(c), liveKey(c));
   }
   return done;
@@ -221,24 +225,24 @@ function use(ledger, slots, want) {
   GEN = new Int32Array(slots);
   state.tag = Symbol('rloop.scope');
   epoch++;
-  state.cur = ROOT;
+  state.cur = UNATTRIBUTED;
   state.depth = 0;
   L[SINCE] = L[WAKE] = now();
-  Atomics.store(R, 0, UNATTRIBUTED); // the code running now (the caller of start()) is unattributed busy time
+  Atomics.store(R, 0, UNATTRIBUTED.slot); // the code running now (the caller of start()) is unattributed busy time
 }
 
-/** Stops charging: writes go to an idle ledger, and nothing of the last monitor is held. */
+/** Stops charging: writes go to no ledger, and nothing of the last monitor is held. */
 function release() {
-  L = IDLE;
-  R = IDLE_R;
+  L = NO_LEDGER;
+  R = NO_LEDGER_R;
   onWant = null;
   atWake(null);
   CALLS = HEADER;
   GEN = new Int32Array(1);
-  state.cur = ROOT;
+  state.cur = UNATTRIBUTED;
   state.depth = 0;
   state.timerContext = null;
-  stack.length = 0;
+  enclosing.length = 0;
   log = null;
   recorders = 0;
 }
@@ -249,7 +253,7 @@ function release() {
  */
 function retag(resource, asyncId, ctx) {
   const i = asyncId & (RING - 1);
-  const prev = ringIds[i] === asyncId ? ringCtx[i] : resource[state.tag] ?? ROOT;
+  const prev = ringIds[i] === asyncId ? ringCtx[i] : resource[state.tag] ?? UNATTRIBUTED;
   resource[state.tag] = ctx;
   ringIds[i] = asyncId;
   ringCtx[i] = ctx;
@@ -264,8 +268,8 @@ function ofMonitor(ctx) {
 
 /**
  * Starts recording every change of scope, for a CPU profile; returns a function that ends this
- * recording and gives `{ transitions: [[performance.now() ms, scope slot or IDLE, key?]], dropped,
- * keysDropped }`, `key` where a keyed context was charged.
+ * recording and gives `{ transitions: [[performance.now() ms, scope slot or OUTSIDE_CALLBACKS, key?]],
+ * dropped, keysDropped }`, `key` where a keyed context was charged.
  * The first transition is the scope charged now.
  */
 function recordTimeline() {
@@ -274,7 +278,7 @@ function recordTimeline() {
   const from = log.length;
   const running = R[0];
   const known = running === slotOf(state.cur); // else the context charged is not known here, only its slot
-  log.add(now(), running < 0 ? IDLE_MARK : known ? scopeSlot(state.cur) : running, known ? liveKey(state.cur) : undefined);
+  log.add(now(), running < 0 ? OUTSIDE_CALLBACKS : known ? scopeSlot(state.cur) : running, known ? liveKey(state.cur) : undefined);
   const mine = log;
   let done = false;
   return () => {
@@ -292,10 +296,10 @@ function running() {
 }
 
 /** The seq of the running monitor's open window (its addon stores it as it closes one); -1 with none. */
-function openWindow() {
+function openWindowSeq() {
   return L[WINDOW];
 }
 
 module.exports = {
-  ROOT, state, context, keyContext, owns, moveKey, isContext, ofMonitor, begin, after, enterCharged, restoreCharged, retag, atWake, use, release, recordTimeline, running, openWindow,
+  UNATTRIBUTED, state, context, keyContext, owns, moveKey, isContext, ofMonitor, begin, after, enterCharged, restoreCharged, retag, atWake, use, release, recordTimeline, running, openWindowSeq,
 };

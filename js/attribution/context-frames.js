@@ -20,12 +20,12 @@
 
 const { AsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 
-const NEVER = Symbol('rloop.noFrame'); // a context's `from` before any frame is cached for it
+const NEVER = Symbol('rloop.noFrame'); // a context's `enteredFrom` before any frame is cached for it
 const PROBE = Symbol('rloop.probe'); // the value learn() enters, and takes back at once
 
 let store = null; // rloop's AsyncLocalStorage
-let ROOT = null; // the unattributed context: no store
-let Frames = null; // Node's AsyncContextFrame, once learnt
+let UNATTRIBUTED = null; // the unattributed context: no store
+let ContextFrame = null; // Node's AsyncContextFrame, once learnt
 // On each frame rloop makes, the context it holds: read at every callback (context()), where a
 // Map lookup is most of what finding the scope costs. New per monitor: a frame of an earlier
 // one holds no context of this one.
@@ -37,73 +37,73 @@ let beforeSize = 0;
 let made;
 let madeSize = 0;
 
-/** Enters contexts in `als` from now on, a store of its own per monitor; `root` is the unattributed context. */
-function use(als, root) {
+/** Enters contexts in `als` from now on, a store of its own per monitor; `unattributed`: the context outside every scope. */
+function use(als, unattributed) {
   als.enterWith(undefined);
   store = als;
-  ROOT = root;
-  root.from = NEVER; // its frame was made for another store
-  root.frame = undefined;
+  UNATTRIBUTED = unattributed;
+  unattributed.enteredFrom = NEVER; // its context frame was made for another store
+  unattributed.madeFrame = undefined;
   CONTEXT = Symbol('rloop.context');
-  Frames = als instanceof AsyncLocalStorage ? learn() : null;
-  if (Frames !== null) Frames.current()[CONTEXT] = root;
+  ContextFrame = als instanceof AsyncLocalStorage ? learn() : null;
+  if (ContextFrame !== null) ContextFrame.current()[CONTEXT] = unattributed;
   forget();
 }
 
-/** The context of the frame in force: the one rloop entered there, or ROOT. */
+/** The context of the frame in force: the one rloop entered there, or UNATTRIBUTED. */
 function context() {
-  return Frames === null ? store.getStore() ?? ROOT : contextIn(Frames.current());
+  return ContextFrame === null ? store.getStore() ?? UNATTRIBUTED : contextIn(ContextFrame.current());
 }
 
-/** The context `frame` holds, ROOT for none or no frame. */
+/** The context `frame` holds, UNATTRIBUTED for none or no frame. */
 function contextIn(frame) {
-  if (frame === undefined) return ROOT;
+  if (frame === undefined) return UNATTRIBUTED;
   const ctx = frame[CONTEXT];
-  return ctx !== undefined ? ctx : frame.get(store) ?? ROOT; // a frame the app made, from one of rloop's
+  return ctx !== undefined ? ctx : frame.get(store) ?? UNATTRIBUTED; // a frame the app made, from one of rloop's
 }
 
 function forget() {
   last = before = made = undefined;
 }
 
-const valueOf = (ctx) => (ctx === ROOT ? undefined : ctx); // unattributed is no store, as outside every scope()
+const valueOf = (ctx) => (ctx === UNATTRIBUTED ? undefined : ctx); // unattributed is no store, as outside every scope()
 
 /** Enters `ctx`, which replaces `prev`; restore(prev) then ends the entry. */
 function enter(ctx, prev) {
-  if (Frames === null) return store.enterWith(valueOf(ctx));
-  const from = Frames.current();
+  if (ContextFrame === null) return store.enterWith(valueOf(ctx));
+  const from = ContextFrame.current();
   put(ctx, from);
   if (contextIn(from) === prev) {
     last = prev;
     before = from;
     beforeSize = from?.size ?? 0;
-    made = Frames.current();
+    made = ContextFrame.current();
     madeSize = made.size;
   } else forget();
 }
 
 /** Enters `ctx` again, where the last enter() replaced it: that entry ends. */
 function restore(ctx) {
-  if (Frames === null) return store.enterWith(valueOf(ctx));
-  const now = Frames.current();
+  if (ContextFrame === null) return store.enterWith(valueOf(ctx));
+  const now = ContextFrame.current();
   const back = ctx === last && now === made && now.size === madeSize && (before?.size ?? 0) === beforeSize ? before : NEVER;
   forget(); // keeps no app data, nor a key's context, past the entry, whichever it ends
-  if (back !== NEVER) return Frames.set(back);
+  if (back !== NEVER) return ContextFrame.set(back);
   put(ctx, now);
 }
 
 /** Enters `ctx` in the current frame, `from`. */
-function put(ctx, from = Frames?.current()) {
-  if (Frames === null) return store.enterWith(valueOf(ctx));
-  if (ctx.from === from && ctx.frame !== undefined) return Frames.set(ctx.frame);
+function put(ctx, from = ContextFrame?.current()) {
+  if (ContextFrame === null) return store.enterWith(valueOf(ctx));
+  if (ctx.enteredFrom === from && ctx.madeFrame !== undefined) return ContextFrame.set(ctx.madeFrame);
   store.enterWith(valueOf(ctx));
-  const frame = Frames.current();
+  const frame = ContextFrame.current();
   frame[CONTEXT] = ctx;
   if (ctx.key === undefined && plain(from)) {
-    if (ctx.from === from) ctx.frame = frame;
+    if (ctx.enteredFrom === from) ctx.madeFrame = frame;
     else {
-      ctx.from = from;
-      ctx.frame = undefined;
+      ctx.enteredFrom = from;
+      ctx.madeFrame = undefined;
     }
   }
 }

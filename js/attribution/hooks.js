@@ -9,14 +9,14 @@ const charge = require('./charge');
 const { newLedger } = require('./ledger');
 const { clearRing } = require('./ring');
 
-const { ROOT, state } = charge;
+const { UNATTRIBUTED, state } = charge;
 
 // The AsyncLocalStorage built on async hooks propagates in an init hook of its own (_propagate);
 // the one on AsyncContextFrame has none. Read, never run: running it would enable that hook.
-const FRAMES = !('_propagate' in AsyncLocalStorage.prototype);
-const carrier = FRAMES ? require('./by-context-frame') : require('./by-tag');
+const CONTEXT_FRAMES = !('_propagate' in AsyncLocalStorage.prototype);
+const carrier = CONTEXT_FRAMES ? require('./by-context-frame') : require('./by-tag');
 
-clearRing(ROOT);
+clearRing(UNATTRIBUTED);
 
 /**
  * Starts charging `ledger` (a Float64Array laid out as src/attribution/ledger.rs says); `want()` is called
@@ -30,7 +30,7 @@ function install(ledger, slots, want) {
 function uninstall() {
   carrier.stop();
   charge.release();
-  clearRing(ROOT); // its contexts name slots of this monitor's ledger, and hold their keys
+  clearRing(UNATTRIBUTED); // its contexts name slots of this monitor's ledger, and hold their keys
 }
 
 /** Charges timers created outside any scope to `fn(timeout)`'s context from now on; null stops. */
@@ -62,7 +62,7 @@ function enter(ctx) {
  * of an earlier monitor (a scope() or an entry that straddled a restart) means unattributed.
  */
 function restore(ctx) {
-  const back = charge.ofMonitor(ctx) ? ctx : ROOT;
+  const back = charge.ofMonitor(ctx) ? ctx : UNATTRIBUTED;
   carrier.restore(back);
   charge.restoreCharged(back);
 }
@@ -74,8 +74,8 @@ function current() {
 }
 
 module.exports = {
-  FRAMES,
-  ROOT,
+  CONTEXT_FRAMES,
+  UNATTRIBUTED,
   context: charge.context,
   keyContext: charge.keyContext,
   owns: charge.owns,
@@ -89,7 +89,7 @@ module.exports = {
   enter,
   restore,
   running: charge.running,
-  openWindow: charge.openWindow,
+  openWindowSeq: charge.openWindowSeq,
   current,
   recordTimeline: charge.recordTimeline,
   scopeTimers,

@@ -1,5 +1,5 @@
 'use strict';
-// The ledger's layout: a Float64Array whose cells the hooks write and the addon's watch thread
+// The ledger's layout: a Float64Array whose cells the hooks write and the addon's lookout thread
 // reads, laid out as src/attribution/ledger.rs says. The addon gives the layout once, as this
 // loads: module constants, which the hooks read on every switch. RUNNING's cell, seen as two
 // i32s (the view R), holds the slot charged now (R[0], published last) and the switch count
@@ -12,7 +12,7 @@ const {
   since: SINCE,
   wake: WAKE,
   want: WANT, // set by the addon after a stall that nothing could take a stack of
-  window: WINDOW, // the seq of the window open now, stored by the addon's watch thread
+  window: WINDOW, // the seq of the window open now, stored by the addon's lookout thread
   header: HEADER,
   seq: SEQ, // in R: the switch count, odd while one is written
   unattributed: UNATTRIBUTED,
@@ -32,7 +32,7 @@ function runningView(ledger) {
 
 /**
  * A ledger of `cells`, idle until the hooks install it: zeroed memory would read as slot 0
- * running since time 0, and the watch thread would charge the process's age to the first window.
+ * running since time 0, and the lookout thread would charge the process's age to the first window.
  */
 function newLedger(cells) {
   const ledger = new Float64Array(new ArrayBuffer(cells * 8));
@@ -40,12 +40,12 @@ function newLedger(cells) {
   return ledger;
 }
 
-// An idle ledger between monitors: typed-array writes past its end are no-ops, so a scope()
-// that straddles stop() cannot throw.
-const IDLE = new Float64Array(HEADER).fill(-1);
-IDLE[WANT] = 0;
-const IDLE_R = runningView(IDLE);
-IDLE_R[0] = -1;
+// No ledger: what the hooks write to between monitors. Typed-array writes past its end are
+// no-ops, so a scope() that straddles stop() cannot throw.
+const NO_LEDGER = new Float64Array(HEADER).fill(-1);
+NO_LEDGER[WANT] = 0;
+const NO_LEDGER_R = runningView(NO_LEDGER);
+NO_LEDGER_R[0] = -1;
 
 /**
  * Opens a switch's stores off x64, and returns the odd count: the load after the store keeps
@@ -57,4 +57,4 @@ function openSwitch(R) {
   return Atomics.load(R, SEQ);
 }
 
-module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, OTHER, FIRST_SCOPE, ORDERED, IDLE, IDLE_R, runningView, newLedger, openSwitch };
+module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, OTHER, FIRST_SCOPE, ORDERED, NO_LEDGER, NO_LEDGER_R, runningView, newLedger, openSwitch };

@@ -12,7 +12,7 @@ const MAX = 1 << 21; // transitions kept at most (32 MB), ≈ 20 s at 100 000 ch
 const MAX_KEYS = 1 << 15; // distinct keys kept at most, each of at most 256 characters (js/options.js scopeKey)
 
 /** A scope slot, or one of these. */
-const IDLE = -1; // the loop waits, from the idle mark until the next callback
+const OUTSIDE_CALLBACKS = -1; // the loop outside callbacks, from the idle mark until the next callback
 const FULL = -2; // the timeline is full: nothing is known from here on
 
 class Timeline {
@@ -80,4 +80,4 @@ class Timeline {
   }
 }
 
-module.exports = { Timeline, IDLE, FULL, MAX_KEYS };
+module.exports = { Timeline, OUTSIDE_CALLBACKS, FULL, MAX_KEYS };

@@ -69,7 +69,7 @@ function start(monitor) {
 
   // Called inside the init hook: it must never throw (an exception there ends the process).
   function contextOf(timeout) {
-    return attempt(lookUp, timeout) ?? hooks.ROOT;
+    return attempt(lookUp, timeout) ?? hooks.UNATTRIBUTED;
   }
 
   function lookUp(timeout) {
@@ -85,14 +85,14 @@ function start(monitor) {
   function named(timeout) {
     const stack = stackHere();
     const site = Array.isArray(stack) ? creator(stack) : undefined;
-    if (site === undefined) return hooks.ROOT;
+    if (site === undefined) return hooks.UNATTRIBUTED;
     const kind = timeout._repeat === null ? 'setTimeout' : 'setInterval';
     const id = `${site.getFileName()}:${site.getLineNumber()}:${site.getColumnNumber()} ${kind}`;
     let ctx = sites.get(id);
     if (ctx === undefined) {
       if (sites.size >= MAX_SITES) {
         overflowed++;
-        return hooks.ROOT;
+        return hooks.UNATTRIBUTED;
       }
       ctx = monitor.context(`${kind} at ${shown(site.getFileName(), cwd)}:${site.getLineNumber()}`.slice(0, 256), undefined, 'timer');
       sites.set(id, ctx);

@@ -20,7 +20,7 @@ const { flameTree } = require('../analyze/flame');
 const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
 const { withOriginals } = require('./source-maps');
-const { buildReport, reportFrame } = require('../report/build');
+const { buildReport, reportDraft } = require('../report/build');
 const { renderJson } = require('../report/json');
 const { renderPprof, renderHeapPprof } = require('../report/pprof');
 const { expand, numberCapture, permitted, WRITTEN } = require('./options');
@@ -50,7 +50,7 @@ class Capture {
   #totalsBefore;
   #swallowedBefore = swallowed(); // rloop's own exceptions swallowed on this thread before the capture
   #recording; // the addon's recording of windows and stalls (src/capture/recording.rs)
-  #framed; // whether the addon may finish the report (then it gets the slow I/O events too)
+  #drafted; // whether the addon may finish the report (then it gets the slow I/O events too)
   #io = { events: [], dropped: 0 };
   #ioTotals; // this capture's I/O aggregates, when the monitor tracks I/O
   #heapStart;
@@ -76,9 +76,9 @@ class Capture {
     this.#ioTotals = inner.collectIo();
     // Windows and stalls are kept by the addon, bounded however long the capture runs; slow
     // I/O comes from JS, through slowIO(), and is capped here.
-    const frame = this.#frame();
-    this.#framed = frame !== null;
-    this.#recording = inner.record(frame);
+    const draft = this.#draft();
+    this.#drafted = draft !== null;
+    this.#recording = inner.record(draft);
     if (options.heapStats) {
       this.#heapStart = heap.stats();
       this.#timeline = heap.timeline({ everyMs: HEAP_EVERY_MS, onSample: (s) => monitor.emit('heapStats', s) });
@@ -170,7 +170,7 @@ class Capture {
     // Whether the live events told it pending first is no fact of the report's.
     const { reportedPending, ...event } = live;
     this.#keepIo(event);
-    if (!this.#framed) return;
+    if (!this.#drafted) return;
     try {
       this.#inner.recordIo(this.#recording, event);
     } catch (e) {
@@ -260,16 +260,16 @@ class Capture {
   }
 
   /**
-   * The report frame (js/report/build.js) for the addon to finish if this thread's JS cannot;
+   * The report draft (js/report/build.js) for the addon to finish if this thread's JS cannot;
    * null when no file was asked for. Only HTML asked: the JSON goes beside it, for `rloop report`.
    */
-  #frame() {
+  #draft() {
     const o = this.#o;
     const path = o.json ? expand(o.json, this.#n, this.#start) : o.html ? expand(o.html, this.#n, this.#start).replace(/\.html?$/i, '') + '.json' : null;
     if (path === null || !permitted(path)) return null;
     const known = { meta: this.#meta(this.#start, true, null), windowMs: this.#inner.options.windowMs, totalsBefore: this.#totalsBefore };
     const c = { ...known, lag: this.#lagOptions(), io: this.#ioOptions(), heapStats: o.heapStats, profile: o.profile, heapProfile: o.heapProfile };
-    return reportFrame(c, path, this.#monitor.listenerCount('error') > 0);
+    return reportDraft(c, path, this.#monitor.listenerCount('error') > 0);
   }
 
   /**

@@ -26,7 +26,7 @@ function stallRecord(e) {
     ...(e.key !== null && { 'rloop.key': e.key }),
     ...codeAttributes(e.stack),
   };
-  const where = e.scope === null ? 'unattributed code' : e.scope;
+  const where = e.scope === null ? '(unattributed)' : e.scope;
   return { eventName: 'rloop.stall', timestamp: e.at, severityNumber: WARN, severityText: 'WARN', body: `event loop blocked for ${Math.round(e.lagMs)} ms in ${where}`, attributes };
 }
 

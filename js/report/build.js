@@ -76,7 +76,7 @@ function buildReport(c) {
  * @param c as for buildReport, without what is collected: { meta, windowMs, totalsBefore,
  *   lag: { enabled, thresholdMs }, io: { enabled, thresholdMs }, heapStats, profile, heapProfile }
  */
-function reportFrame(c, path, say) {
+function reportDraft(c, path, say) {
   // Slow I/O events reach the addon as they come (src/capture/recording.rs); the aggregates do not.
   const missing = [c.io.enabled && 'io.aggregates', c.heapStats && 'heap', c.profile && 'profile', c.heapProfile && 'heapProfile'].filter(Boolean);
   const report = {
@@ -92,4 +92,4 @@ function reportFrame(c, path, say) {
   return { report, totalsBefore: c.totalsBefore, path, missing, say };
 }
 
-module.exports = { SCHEMA, buildReport, reportFrame, eluBetween };
+module.exports = { SCHEMA, buildReport, reportDraft, eluBetween };

@@ -67,10 +67,10 @@ function compareScopes(base, head) {
 function compareLag(base, head) {
   const b = stalls(base);
   const h = stalls(head);
-  return { baseStalls: b.count, headStalls: h.count, baseMaxMs: appLongest(b), headMaxMs: appLongest(h) };
+  return { baseStalls: b.count, headStalls: h.count, baseMaxMs: appMaxMs(b), headMaxMs: appMaxMs(h) };
 }
 
-function appLongest({ events, dropped, longestMs }) {
+function appMaxMs({ events, dropped, longestMs }) {
   if (dropped > 0 || events.length === 0) return longestMs ?? 0; // the windows' maximum: no split known
   return Math.max(...events.map((e) => e.lagMs - (Number.isFinite(e.rloopMs) ? e.rloopMs : 0)));
 }

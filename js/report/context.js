@@ -6,8 +6,8 @@
 const { esc, text } = require('./escape');
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7'];
-const OTHER = '#8b8f98';
-const UNATTRIBUTED = '#50545c';
+const OTHER_COLOR = '#8b8f98';
+const UNATTRIBUTED_COLOR = '#50545c';
 const NODE_PREFIX = 'node:';
 
 /** The objects in `x` when it is an array (a damaged report may hold anything), else none. */
@@ -26,7 +26,7 @@ function nodeOf(report, scope) {
 function context(report) {
   const scopes = list(report.elu?.scopes);
   const colors = new Map(scopes.slice(0, PALETTE.length).map((s, i) => [s.name, PALETTE[i]]));
-  const color = (scope) => (scope === null || scope === undefined ? UNATTRIBUTED : colors.get(scope) ?? OTHER);
+  const color = (scope) => (scope === null || scope === undefined ? UNATTRIBUTED_COLOR : colors.get(scope) ?? OTHER_COLOR);
   return {
     r: report,
     caps: [],
@@ -51,4 +51,4 @@ function context(report) {
   };
 }
 
-module.exports = { context, list, nodeOf, PALETTE, OTHER, UNATTRIBUTED, NODE_PREFIX };
+module.exports = { context, list, nodeOf, PALETTE, OTHER_COLOR, UNATTRIBUTED_COLOR, NODE_PREFIX };

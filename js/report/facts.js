@@ -49,8 +49,8 @@ function slowIo(report) {
     outgoing,
     incoming,
     dropped: Math.max(0, Number(io?.dropped) || 0),
-    longestOutMs: outgoing.length > 0 ? maxOf(outgoing, (e) => e.durationMs) : null,
-    longestInMs: incoming.length > 0 ? maxOf(incoming, (e) => e.durationMs) : null,
+    maxOutMs: outgoing.length > 0 ? maxOf(outgoing, (e) => e.durationMs) : null,
+    maxInMs: incoming.length > 0 ? maxOf(incoming, (e) => e.durationMs) : null,
   };
 }
 

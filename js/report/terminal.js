@@ -153,7 +153,7 @@ function io(r, c) {
   if (costliest.length < groups.length || notKept) out.push(c.dim(`  the ${costliest.length} costliest of ${plural(groups.length, 'target')}${notKept}:`));
   for (const g of costliest) out.push(`  ${ioGroupLine(g, c)}`);
   for (const a of r.io.aggregates.slice(0, 5)) {
-    out.push(`  ${a.type.padEnd(8)} ${plural(a.count, 'call')}, avg ${ms(a.avgMs)}, max ${ms(a.maxMs)}${a.errors ? `, ${plural(a.errors, 'error')}` : ''}`);
+    out.push(`  ${a.type.padEnd(8)} ${plural(a.count, 'operation')}, avg ${ms(a.avgMs)}, max ${ms(a.maxMs)}${a.errors ? `, ${plural(a.errors, 'error')}` : ''}`);
   }
   if (r.io.aggregates.length > 5) out.push(c.dim(`  … ${plural(r.io.aggregates.length - 5, 'more type')}`));
   return out;

@@ -41,7 +41,7 @@ function renderTop(view, { columns = 80, rows = 24, color = false } = {}) {
   if (!w) {
     out.push('', 'waiting for the first window…');
   } else {
-    const lag = w.lag ? `  stalls ${num(w.lag.stalls)}${w.lag.stalls ? ` (max ${ms(w.lag.maxMs)})` : ''}` : '';
+    const lag = w.lag ? `  stalls ${num(w.lag.stalls)}${w.lag.stalls ? ` (longest ${ms(w.lag.maxMs)})` : ''}` : '';
     out.push(bars(fit(`thread ELU ${terminal.bar(w.thread.elu)} ${pct(w.thread.elu)}  busy ${ms(w.thread.busyMs)} of ${ms(w.durationMs)}${lag}`, columns), c));
     out.push('');
     // Below 100 columns the bar halves, so that a name keeps 24 characters at 80.

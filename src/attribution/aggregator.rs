@@ -145,7 +145,7 @@ impl Aggregator {
     }
 
     /// Scopes registered, unattributed and `(other)` included: one total each. Counted without
-    /// the name table, which the watch thread reads outside the lock.
+    /// the name table, which the lookout thread reads outside the lock.
     fn scopes(&self) -> usize {
         self.totals.len()
     }
@@ -160,7 +160,7 @@ impl Aggregator {
     }
 
     /// Closes the current window at `now`, keeps it in the history and returns it (what the
-    /// watch thread does in three steps, see `close_begin`).
+    /// lookout thread does in three steps, see `close_begin`).
     #[cfg(test)]
     pub fn close(&mut self, ledger: &Ledger, now: f64, lag: Option<LagStats>) -> Arc<Window> {
         let pending = self.close_begin(ledger, now);
@@ -169,7 +169,7 @@ impl Aggregator {
 
     /// The part of a close that needs the ledger and the aggregator: the next window starts at
     /// `now`. The window itself is built by `Pending::finish`, which needs neither (so the
-    /// watch thread runs it without the lock key binding and the idle mark wait on), and kept
+    /// lookout thread runs it without the lock key binding and the idle mark wait on), and kept
     /// by `close_end`.
     pub fn close_begin(&mut self, ledger: &Ledger, now: f64) -> Pending {
         let retired = std::mem::take(&mut self.retired);

@@ -10,7 +10,7 @@
 //! - `WAKE`: when the loop last went from idle to busy (the start of the current stretch);
 //! - `WANT`: set (1) by the idle mark after a stall nothing took a stack of; JS starts a stack
 //!   sampler at its next wake and clears it (js/attribution/hooks.js);
-//! - `WINDOW`: the `seq` of the window open now, stored by the watch thread as it closes one: the
+//! - `WINDOW`: the `seq` of the window open now, stored by the lookout thread as it closes one: the
 //!   Node-RED plugin counts a node's messages in the window each delivery starts in
 //!   (node-red/attribution.js), whenever JS gets to see that window closed;
 //! - `HEADER + slot`: cumulative busy milliseconds of each slot;

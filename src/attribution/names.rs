@@ -1,5 +1,5 @@
 //! Scope names by index: registered on the monitored thread, under the monitor's lock, and read
-//! by the watch thread outside it. Naming the scopes of a window is most of a window close at
+//! by the lookout thread outside it. Naming the scopes of a window is most of a window close at
 //! 100 000 scopes (one cache miss per name's count), so it is done without the lock that the
 //! loop's idle mark and keyed scopes wait on (bench/metrics.md).
 

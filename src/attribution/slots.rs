@@ -9,7 +9,7 @@
 //! wait): it is charged to the window in which the sweep reaches the slot, never lost. With
 //! 1 s windows and up to `SWEEP` slots in use, as with the default options, every window reads
 //! every slot in use; at 10 ms windows with the defaults' 75 000 slots, a quiet slot is read
-//! within 60 ms. The watch thread's work per second, and so how long it holds the lock that
+//! within 60 ms. The lookout thread's work per second, and so how long it holds the lock that
 //! key binding and the idle mark take, follows the slots in use, not the options.
 
 /// Windows a slot stays on the active list after it was last charged or bound.

@@ -143,7 +143,7 @@ impl Json<'_> {
         m.serialize_entry("start", &(self.time_origin + w.start))?;
         m.serialize_entry("end", &(self.time_origin + w.end))?;
         m.serialize_entry("durationMs", &duration)?;
-        m.serialize_entry("thread", &Thread { elu: elu(w.busy_ms, duration), busy_ms: w.busy_ms })?;
+        m.serialize_entry("thread", &ThreadBusy { elu: elu(w.busy_ms, duration), busy_ms: w.busy_ms })?;
         m.serialize_entry("unattributed", &Scope { s: &w.unattributed, w, duration })?;
         m.serialize_entry("scopes", &Scopes { w, duration })?;
         if w.merged > 1 {
@@ -156,8 +156,8 @@ impl Json<'_> {
     }
 }
 
-/// `Monitor.elu()`: the window being measured, what the monitor says of itself beside it, and
-/// the last complete window.
+/// `Monitor.liveWindow()`: the window being measured, what the monitor says of itself beside it,
+/// and the last complete window.
 pub struct LiveJson<'a> {
     pub current: Json<'a>,
     pub window_ms: f64,
@@ -186,12 +186,13 @@ fn elu(busy: f64, duration: f64) -> f64 {
     }
 }
 
-struct Thread {
+/// A window's `thread`: the thread's busy time in it.
+struct ThreadBusy {
     elu: f64,
     busy_ms: f64,
 }
 
-impl Serialize for Thread {
+impl Serialize for ThreadBusy {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let mut m = ser.serialize_map(Some(2))?;
         m.serialize_entry("elu", &self.elu)?;

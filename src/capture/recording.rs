@@ -37,17 +37,17 @@ pub struct Recording {
     entries: usize,
     events: Vec<Value>,
     dropped: u64,
-    /// Slow I/O events, redacted, as JS gave them: only for a recording with a frame.
+    /// Slow I/O events, redacted, as JS gave them: only for a recording with a draft.
     io: Vec<Value>,
     io_dropped: u64,
     /// The capture's report as far as it is known up front, for the addon to finish if the
     /// thread's JS cannot (src/capture/report.rs).
-    pub frame: Option<Value>,
+    pub draft: Option<Value>,
 }
 
 impl Recording {
-    pub fn new(frame: Option<Value>) -> Self {
-        Recording { span: 1, frame, ..Default::default() }
+    pub fn new(draft: Option<Value>) -> Self {
+        Recording { span: 1, draft, ..Default::default() }
     }
 
     /// Appends a closed window, merging into the last one while it stands for fewer than `span`.
@@ -72,7 +72,7 @@ impl Recording {
         self.span *= 2;
     }
 
-    /// Appends a stall (a lag event as `Shared::idle` builds it).
+    /// Appends a stall (a lag event as `Shared::idle_mark` builds it).
     pub fn push_stall(&mut self, event: &Value) {
         if self.events.len() < MAX_EVENTS {
             self.events.push(event.clone());

@@ -1,6 +1,6 @@
 //! Reports the addon finishes itself, when the capture's thread cannot run JS any more: its
 //! loop blocked when a signal ends the process (src/capture/signals.rs), or a worker terminated
-//! mid-capture (src/runtime/uv.rs). At capture start JS hands over a frame — the report as far
+//! mid-capture (src/runtime/uv.rs). At capture start JS hands over a draft — the report as far
 //! as it is known then (meta, options, output path, redacted already) and the totals it starts
 //! from; here it is completed from the recording: windows, stalls, the stall going on, busy
 //! time per scope up to now, the slow I/O events JS pushed as they came. What only JS holds
@@ -17,10 +17,10 @@ use crate::attribution::aggregator::Totals;
 use crate::runtime::shared::Shared;
 use super::recording::Recording;
 
-/// A running recording that came with a report frame, with what is needed to finish its report.
+/// A running recording that came with a report draft, with what is needed to finish its report.
 pub struct Unfinished {
-    /// `{ report, totalsBefore, path, missing, say }` from js/report/build.js's reportFrame.
-    pub frame: Value,
+    /// `{ report, totalsBefore, path, missing, say }` from js/report/build.js's reportDraft.
+    pub draft: Value,
     /// `{ windows, lag: { events, dropped } }`, as `Recording::to_json` gives it.
     pub recorded: Value,
     /// `{ events, dropped }`, the slow I/O events: `Recording::io_json`.
@@ -33,11 +33,11 @@ pub struct Unfinished {
     pub end: f64,
 }
 
-/// Finishes and writes the reports of `shared`'s framed recordings. Never panics; a report that
+/// Finishes and writes the reports of `shared`'s drafted recordings. Never panics; a report that
 /// cannot be written is said on stderr when its capture asked for that (`say`).
 pub fn finish_thread(shared: &Shared, reason: &str, why: &str) {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        for u in framed(shared) {
+        for u in drafted(shared) {
             if let Some((path, report, say)) = complete(u, reason, why) {
                 if let Err(e) = write(&path, &report) {
                     if say {
@@ -50,12 +50,12 @@ pub fn finish_thread(shared: &Shared, reason: &str, why: &str) {
     }));
 }
 
-/// Every running recording of `shared` that came with a report frame, each with the totals now
+/// Every running recording of `shared` that came with a report draft, each with the totals now
 /// and the stall going on, as its lag event. The recordings go on: should the process live
 /// on, their captures end as usual (and their JS writes over what is written here).
-fn framed(shared: &Shared) -> Vec<Unfinished> {
+fn drafted(shared: &Shared) -> Vec<Unfinished> {
     shared.view(|v| {
-        if !v.recordings.iter().any(|(_, r)| r.frame.is_some()) {
+        if !v.recordings.iter().any(|(_, r)| r.draft.is_some()) {
             return Vec::new();
         }
         let now = shared.clock.now();
@@ -67,17 +67,17 @@ fn framed(shared: &Shared) -> Vec<Unfinished> {
             event["ongoing"] = json!(true);
             event
         });
-        let unfinished = |r: &Recording| Some(Unfinished { frame: r.frame.clone()?, recorded: serde_json::from_str(&r.to_json_string(origin)).unwrap_or_default(), io: r.io_json(), totals: totals.clone(), ongoing: ongoing.clone(), end: origin + now });
+        let unfinished = |r: &Recording| Some(Unfinished { draft: r.draft.clone()?, recorded: serde_json::from_str(&r.to_json_string(origin)).unwrap_or_default(), io: r.io_json(), totals: totals.clone(), ongoing: ongoing.clone(), end: origin + now });
         v.recordings.iter().filter_map(|(_, r)| unfinished(r)).collect()
     })
 }
 
 /// The report of `u`, ended now for `reason`, with the path to write it to and whether a
-/// failure to is said; `None` for a frame without a path or start.
+/// failure to is said; `None` for a draft without a path or start.
 pub fn complete(u: Unfinished, reason: &str, why: &str) -> Option<(String, Value, bool)> {
-    let Unfinished { mut frame, recorded, io, totals, ongoing, end } = u;
-    let path = frame["path"].as_str()?.to_owned();
-    let mut report = frame["report"].take();
+    let Unfinished { mut draft, recorded, io, totals, ongoing, end } = u;
+    let path = draft["path"].as_str()?.to_owned();
+    let mut report = draft["report"].take();
     let start = report["meta"]["start"].as_f64()?;
     let duration = (end - start).max(0.0);
     let meta = &mut report["meta"];
@@ -85,8 +85,8 @@ pub fn complete(u: Unfinished, reason: &str, why: &str) -> Option<(String, Value
     meta["durationMs"] = json!(duration);
     meta["partial"] = json!(true);
     meta["reason"] = json!(reason);
-    meta["incomplete"] = json!({ "reason": why, "missing": frame["missing"].take() });
-    let before = &frame["totalsBefore"];
+    meta["incomplete"] = json!({ "reason": why, "missing": draft["missing"].take() });
+    let before = &draft["totalsBefore"];
     let windows = recorded["windows"].as_array().cloned().unwrap_or_default();
     let elu = elu_between(before, totals.as_ref().unwrap_or(before), duration);
     for part in ["thread", "unattributed", "scopes"] {
@@ -105,7 +105,7 @@ pub fn complete(u: Unfinished, reason: &str, why: &str) -> Option<(String, Value
         report["io"]["events"] = io["events"].clone();
         report["io"]["dropped"] = io["dropped"].clone();
     }
-    Some((path, report, frame["say"] == true))
+    Some((path, report, draft["say"] == true))
 }
 
 fn num(v: &Value, key: &str) -> f64 {
@@ -175,8 +175,8 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_is_completed_from_the_recording_and_marked_incomplete() {
-        let frame = json!({
+    fn a_draft_is_completed_from_the_recording_and_marked_incomplete() {
+        let draft = json!({
             "report": { "schema": "rloop-report/1", "meta": { "start": 1000.0, "end": null, "partial": false, "reason": null }, "elu": { "windowMs": 100 }, "lag": { "enabled": true, "thresholdMs": 50 }, "io": { "enabled": true, "thresholdMs": 500, "events": [], "dropped": 0, "aggregates": [] }, "heap": null, "profile": null },
             "totalsBefore": totals(10.0, 5.0, 2.0),
             "path": "/tmp/r.json",
@@ -188,7 +188,7 @@ mod tests {
         let recorded = json!({ "windows": [window], "lag": { "events": [{ "lagMs": 80 }], "dropped": 0 } });
         let slow = json!({ "type": "dns", "method": "lookup", "target": "db", "durationMs": 600 });
         let io = json!({ "events": [slow.clone()], "dropped": 2 });
-        let u = Unfinished { frame, recorded, io, totals: Some(totals(810.0, 705.0, 3.0)), ongoing: Some(ongoing.clone()), end: 2000.0 };
+        let u = Unfinished { draft, recorded, io, totals: Some(totals(810.0, 705.0, 3.0)), ongoing: Some(ongoing.clone()), end: 2000.0 };
         let (path, r, say) = complete(u, "SIGTERM", "signal SIGTERM while the loop was blocked").unwrap();
         assert_eq!((path.as_str(), say), ("/tmp/r.json", true));
         assert_eq!(r["meta"]["durationMs"], 1000.0);

@@ -172,11 +172,11 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
     let mut time = Family::new("nodejs_eventloop_time_seconds_total", "nodejs.eventloop.time", "s", Counter, "Time the event loop spent busy (active) and idle since rloop started.");
     let mut scope_elu = Family::new("rloop_scope_utilization", "rloop.scope.utilization", "1", Gauge, "Share of the last complete window the loop was busy in the scope.");
     let mut busy = Family::new("rloop_scope_busy_seconds_total", "rloop.scope.busy", "s", Counter, "Event loop busy time charged to the scope since rloop started.");
-    let mut calls = Family::new("rloop_scope_calls_total", "rloop.scope.calls", "{call}", Counter, "Callbacks run in the scope since rloop started.");
+    let mut calls = Family::new("rloop_scope_calls_total", "rloop.scope.calls", "{call}", Counter, "Callbacks run in the scope, and entries into it, since rloop started.");
     let mut keys = Family::new("rloop_scope_key_busy_seconds", "rloop.scope.key.busy", "s", Gauge, "Busy time per key (request, message) of the scope in the last complete window: p50, p99, max (quantile 1).");
     let mut folded = Family::new("rloop_scopes_folded_total", "rloop.scopes.folded", "{scope}", Counter, "Scopes whose time has gone into scope=\"(other)\": those outside the topScopes busiest, each counted once, and every entry into a name past maxScopes.");
     let mut stalls = Family::new("rloop_stalls_total", "rloop.stalls", "{stall}", Counter, "Stalls: stretches of busy loop of the lag threshold or longer.");
-    let mut stall_len = Family::new("rloop_stall_seconds", "rloop.stall.duration", "s", Histogram, "Length of stalls.").with_buckets(&STALL_BUCKETS);
+    let mut stall_len = Family::new("rloop_stall_seconds", "rloop.stall.duration", "s", Histogram, "Lag of each stall (its length).").with_buckets(&STALL_BUCKETS);
     let mut stalled = Family::new("rloop_stall_in_progress_seconds", "rloop.stall.in_progress", "s", Gauge, "How long the stall going on now has lasted, with the scope running in it.");
     let mut io_count = Family::new("rloop_slow_io_total", "rloop.slow_io", "{operation}", Counter, "I/O operations that took the I/O threshold or longer.");
     let mut io_time = Family::new("rloop_slow_io_seconds_total", "rloop.slow_io.duration", "s", Counter, "Time slow I/O operations took.");

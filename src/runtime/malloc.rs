@@ -1,4 +1,4 @@
-//! Pages the watch thread frees, given back to the system: glibc's malloc keeps what a thread
+//! Pages the lookout thread frees, given back to the system: glibc's malloc keeps what a thread
 //! frees in that thread's arena, for good.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 /// Windows (and closes' scratch, see `lasting`) freed since malloc last gave pages back.
 static FREED: AtomicUsize = AtomicUsize::new(0);
 
-/// Once the windows the watch thread freed add up to a full history's bound, gives the pages back.
+/// Once the windows the lookout thread freed add up to a full history's bound, gives the pages back.
 pub fn give_back_in_time(freed: usize) {
     if add_up(&FREED, freed) {
         give_back_freed();

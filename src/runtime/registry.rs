@@ -1,5 +1,5 @@
-//! Every thread's monitor, readable from any thread, and the watch thread that closes windows
-//! on time and watches for stalls, whether or not the monitored loop is blocked.
+//! Every thread's monitor, readable from any thread, and the lookout thread that closes windows
+//! on time and looks for stalls, whether or not the monitored loop is blocked.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
@@ -12,21 +12,21 @@ use super::clock::monotonic_ms;
 use super::shared::Shared;
 
 static MONITORS: Mutex<Vec<Arc<Shared>>> = Mutex::new(Vec::new());
-static WAKE: Condvar = Condvar::new();
-/// Set when the watch thread must look again before it waits (a monitor is new):
+static LOOKOUT_WAKE: Condvar = Condvar::new();
+/// Set when the lookout thread must look again before it waits (a monitor is new):
 /// a notification sent while it was busy, not waiting, would otherwise be lost.
 static NUDGED: AtomicBool = AtomicBool::new(false);
 
 fn nudge() {
     NUDGED.store(true, Relaxed);
-    let _waiting = MONITORS.lock(); // the watch thread checks NUDGED under this lock, then waits
-    WAKE.notify_one();
+    let _waiting = MONITORS.lock(); // the lookout thread checks NUDGED under this lock, then waits
+    LOOKOUT_WAKE.notify_one();
 }
 
 pub fn register(shared: Arc<Shared>) {
-    static WATCHER: OnceLock<()> = OnceLock::new();
-    WATCHER.get_or_init(|| {
-        std::thread::Builder::new().name("rloop-watch".into()).spawn(watch_loop).expect("spawn the rloop watch thread");
+    static LOOKOUT: OnceLock<()> = OnceLock::new();
+    LOOKOUT.get_or_init(|| {
+        std::thread::Builder::new().name("rloop-lookout".into()).spawn(lookout_loop).expect("spawn the rloop lookout thread");
     });
     MONITORS.lock().push(shared);
     nudge();
@@ -51,19 +51,19 @@ pub fn blocked_for(thread_id: u32, ms: f64) -> bool {
     find(thread_id).and_then(|m| m.busy_for_ms()).is_some_and(|b| b >= ms)
 }
 
-fn watch_loop() {
+fn lookout_loop() {
     loop {
         let now = monotonic_ms();
         let mut next = now + 250.0;
         for m in monitors() {
-            // A panic here must not end window closing and watching for every thread.
+            // A panic here must not end window closing and looking for every thread.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 if let Some(due) = m.tick() {
                     next = next.min(due);
                 }
                 if let Some(after) = m.look_in() {
                     next = next.min(now + after);
-                    if let Some(wake) = m.watch() {
+                    if let Some(wake) = m.look() {
                         listeners::noticed(m.thread_id, wake);
                     }
                 }
@@ -72,7 +72,7 @@ fn watch_loop() {
         let wait = (next - monotonic_ms()).clamp(0.0, 250.0);
         let mut list = MONITORS.lock();
         if !NUDGED.swap(false, Relaxed) {
-            WAKE.wait_for(&mut list, Duration::from_secs_f64(wait / 1e3));
+            LOOKOUT_WAKE.wait_for(&mut list, Duration::from_secs_f64(wait / 1e3));
         }
     }
 }
@@ -135,7 +135,7 @@ mod tests {
         mem.switch_to(x, start);
         std::thread::sleep(Duration::from_millis(80));
         assert_eq!(f64::from_bits(noticed.load(SeqCst)), start, "noticed while still blocked");
-        let event = shared.idle().expect("a stall");
+        let event = shared.idle_mark().expect("a stall");
         unregister(&shared);
         listeners::listen_for_stalls(8, None);
         assert_eq!(event["scope"], "blocker");
@@ -144,9 +144,9 @@ mod tests {
         let lag = event["lagMs"].as_f64().unwrap();
         assert!((80.0..200.0).contains(&lag), "{event}");
         let after = event["noticedAfterMs"].as_f64().unwrap();
-        // At the threshold, plus what a loaded machine delays the watch thread (within the 80 ms).
+        // At the threshold, plus what a loaded machine delays the lookout thread (within the 80 ms).
         assert!((30.0..80.0).contains(&after), "{event}");
-        assert!(shared.idle().is_none(), "idle now: nothing more to report");
+        assert!(shared.idle_mark().is_none(), "idle now: nothing more to report");
         let r: Value = serde_json::from_str(&shared.take_recording(recording).unwrap()).unwrap();
         assert_eq!(r["lag"]["events"][0], event, "the recording has the stall");
     }

@@ -1,4 +1,4 @@
-//! One monitored thread's state, shared with the watch thread and any thread that reads it:
+//! One monitored thread's state, shared with the lookout thread and any thread that reads it:
 //! its ledger, windows, lag tracker and recordings, behind one lock held briefly.
 
 use std::sync::Arc;
@@ -18,9 +18,9 @@ use crate::stalls::listeners;
 use super::clock::{monotonic_ms, Clock, ThreadCpu};
 use super::malloc;
 
-/// How often the watch thread looks at a loop busy for half the lag threshold or more: a stall
+/// How often the lookout thread looks at a loop busy for half the lag threshold or more: a stall
 /// is noticed at most this long after it crosses the threshold.
-const WATCH_EVERY_MS: f64 = 5.0;
+const LOOK_EVERY_MS: f64 = 5.0;
 
 /// What one monitored thread shares with the others.
 pub struct Shared {
@@ -82,7 +82,7 @@ impl Shared {
     /// The idle mark, on the monitored thread just before its loop polls: ends the stretch
     /// and charges the running interval. Returns the lag event if the stretch was a stall.
     /// Recordings get the event too.
-    pub fn idle(&self) -> Option<Value> {
+    pub fn idle_mark(&self) -> Option<Value> {
         let event = {
             let mut st = self.state.lock();
             let State { ledger, agg, lag, recordings, .. } = &mut *st;
@@ -101,7 +101,7 @@ impl Shared {
         // A stall asks for the stack sampler, unless it began before rloop did (an app's own
         // start-up, which stalls in most apps): the sampler, created in the app's callbacks, is
         // seen by its hooks, so it is created only once the app's loop has stalled. Rare, and
-        // outside the state lock: the watch thread takes these two the other way round.
+        // outside the state lock: the lookout thread takes these two the other way round.
         if event["atStart"] == false && !listeners::has_stall_listener(self.thread_id) {
             if let Some(ledger) = self.state.lock().ledger.as_ref() {
                 ledger.want_stacks();
@@ -111,19 +111,19 @@ impl Shared {
     }
 
     /// Starts a recording of every window closed and every stall from now, with the report
-    /// `frame` to finish without JS if need be; returns its id.
-    pub fn record(&self, frame: Option<Value>) -> u32 {
+    /// `draft` to finish without JS if need be; returns its id.
+    pub fn record(&self, draft: Option<Value>) -> u32 {
         let mut st = self.state.lock();
         let id = st.next_recording;
         st.next_recording = id.wrapping_add(1).max(1);
-        st.recordings.push((id, Recording::new(frame)));
+        st.recordings.push((id, Recording::new(draft)));
         id
     }
 
-    /// Adds a slow I/O event to recording `id`, if it has a frame (the addon may finish it).
+    /// Adds a slow I/O event to recording `id`, if it has a draft (the addon may finish it).
     pub fn record_io(&self, id: u32, event: Value) {
         let mut st = self.state.lock();
-        if let Some((_, r)) = st.recordings.iter_mut().find(|(r, rec)| *r == id && rec.frame.is_some()) {
+        if let Some((_, r)) = st.recordings.iter_mut().find(|(r, rec)| *r == id && rec.draft.is_some()) {
             r.push_io(event);
         }
     }
@@ -150,12 +150,12 @@ impl Shared {
     pub fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
         let name = |slot: usize| (slot != crate::attribution::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
         let (_, key) = agg.describe_slot(stall.slot);
-        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "unattributed code".into()));
+        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "(unattributed)".into()));
         let trace = stall.stack.as_ref().map_or(Value::Null, |t| t.trace.clone());
         let b = blame(stall.start, stall.stack, other.as_deref());
         // The span of the code that blocked, only where the stack is known to be that code's.
         let trace = if b.stack.is_some() { trace } else { Value::Null };
-        // Who ran inside the stall, from the watch thread's samples (every few ms from half the threshold on).
+        // Who ran inside the stall, from the lookout thread's samples (every few ms from half the threshold on).
         let sampled: u32 = stall.samples.iter().map(|(_, n)| n).sum();
         let mut scopes: Vec<Value> = stall
             .samples
@@ -192,8 +192,8 @@ impl Shared {
         ledger.running().map(|_| self.clock.now() - ledger.wake())
     }
 
-    /// The watch thread's look at this loop: `Some(wake)` when a stall is first noticed.
-    pub(crate) fn watch(&self) -> Option<f64> {
+    /// The lookout thread's look at this loop: `Some(wake)` when a stall is first noticed.
+    pub(crate) fn look(&self) -> Option<f64> {
         let mut st = self.state.lock();
         let State { ledger, lag, .. } = &mut *st;
         let (ledger, lag) = (ledger.as_ref()?, lag.as_mut()?);
@@ -213,12 +213,12 @@ impl Shared {
         st.lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, taken))
     }
 
-    /// Ms until the watch thread must look at this loop again, if before its next window.
+    /// Ms until the lookout thread must look at this loop again, if before its next window.
     pub(crate) fn look_in(&self) -> Option<f64> {
         let st = self.state.lock();
         let (lag, ledger) = (st.lag.as_ref()?, st.ledger.as_ref()?);
         let wake = ledger.running().map(|_| ledger.wake());
-        Some(lag.look_in(wake, self.clock.now(), WATCH_EVERY_MS))
+        Some(lag.look_in(wake, self.clock.now(), LOOK_EVERY_MS))
     }
 
     /// Closes the window if it is due; returns when the next one is due (monotonic ms). The

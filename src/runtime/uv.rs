@@ -187,7 +187,7 @@ unsafe extern "C" fn on_prepare(h: *mut UvPrepare) {
     let a = &*(h as *const Attachment);
     // A panic must not unwind into libuv; losing one idle mark only blurs one interval.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if let (Some(stall), Some(sink)) = (a.shared.idle(), &a.on_stall) {
+        if let (Some(stall), Some(sink)) = (a.shared.idle_mark(), &a.on_stall) {
             sink(&stall);
         }
     }));

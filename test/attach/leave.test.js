@@ -29,7 +29,7 @@ async function killedMidCapture(t, args) {
   const killedAt = Date.now();
   await run;
   // Within the watchdog's look, the close's delay, and room for a loaded machine.
-  const boundMs = agent.WATCH_MS + agent.CLOSE_AFTER_MS + 8000;
+  const boundMs = agent.WATCHDOG_MS + agent.CLOSE_AFTER_MS + 8000;
   while (Date.now() - killedAt < boundMs && listening(app.pid).length > inspectorsBefore.length) await sleep(100);
   t.diagnostic(`the inspector closed ${Date.now() - killedAt} ms after the kill`);
   assert.deepStrictEqual(listening(app.pid), inspectorsBefore, `the inspector closed within ${boundMs} ms`);
@@ -67,7 +67,7 @@ test('a CLI still connected is not taken out: its capture runs its whole duratio
   const app = await startApp(CJS);
   t.after(() => app.kill());
   const inspectorsBefore = listening(app.pid);
-  const r = await rloop(['attach', app.pid, '-d', 5 * agent.WATCH_MS / 1000, '--no-profile']);
+  const r = await rloop(['attach', app.pid, '-d', 5 * agent.WATCHDOG_MS / 1000, '--no-profile']);
   assert.strictEqual(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /cannot see/);
   assert.doesNotMatch(r.stdout, /partial/, 'the capture ran its whole duration');
@@ -183,7 +183,7 @@ test('a CLI killed with SIGKILL while attached to a worker: the worker takes rlo
   run.child.kill('SIGKILL');
   const killedAt = Date.now();
   await run;
-  const boundMs = agent.WATCH_MS * 2 + agent.CLOSE_AFTER_MS + 8000;
+  const boundMs = agent.WATCHDOG_MS * 2 + agent.CLOSE_AFTER_MS + 8000;
   while (Date.now() - killedAt < boundMs && listening(app.pid).length > inspectorsBefore.length) await sleep(100);
   t.diagnostic(`the inspector closed ${Date.now() - killedAt} ms after the kill`);
   assert.deepStrictEqual(listening(app.pid), inspectorsBefore, `the inspector closed within ${boundMs} ms`);

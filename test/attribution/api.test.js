@@ -74,11 +74,12 @@ test('stop() is idempotent, start() after stop() starts afresh, and a second sta
   first.stop();
   first.stop();
   assert.ok(first.stopped);
-  assert.throws(() => first.elu(), /stopped/);
+  assert.throws(() => first.liveWindow(), /stopped/);
   const second = rloop.start({ windowMs: 60000 }); // one window for the whole test on a slow machine
   rloop.scope('new', () => busy(5));
   await late; // work tagged by the first monitor is not charged to any scope of the second
-  const w = second.elu();
+  const w = second.liveWindow();
+  assert.deepStrictEqual(Object.keys(second.elu()), Object.keys(w), 'elu(), the 0.x name, reads the same');
   second.stop();
   assert.strictEqual(scopeIn(w, 'old').busyMs, 0);
   assert.ok(w.unattributed.busyMs >= 9, `late work of a stopped monitor is unattributed: ${w.unattributed.busyMs}`);
@@ -109,7 +110,7 @@ test('the raw scope adder and key binder turn bad arguments and a stopped monito
   const key = 'ключ-🔑'.repeat(36); // non-ASCII, as long as a key gets (252 UTF-16 units)
   bind(keySlot, scope, key);
   ledger[HEADER + keySlot] += 5; // 5 ms charged to the key's slot
-  const s = nm.elu().scopes.find((x) => x.name === 's');
+  const s = nm.liveWindow().scopes.find((x) => x.name === 's');
   assert.deepStrictEqual(s.keys.worst.map((w) => [w.key, w.busyMs]), [[key, 5]], 'the name arrives whole');
   assert.throws(() => bind(0, scope, 'k'), /slot 0 is not a key slot/);
   assert.throws(() => bind(keySlot, 99, 'k'), /scope 99 is not registered/);
@@ -155,7 +156,7 @@ test('the ledger as JS lays it out from the addon\'s layout() is the ledger the 
     wake(scope, 300);
     busy(100); // a stall, `scope` charged for its last 100 ms
     const read = () => {
-      const w = nm.elu(); // the window open now
+      const w = nm.liveWindow(); // the window open now
       const named = (name) => w.scopes.find((x) => x.name === name);
       return { unattributed: w.unattributed, other: named('(other)'), s: named('s') };
     };
@@ -181,7 +182,7 @@ test('the ledger as JS lays it out from the addon\'s layout() is the ledger the 
 test('scopes past maxScopes are charged to (other) and counted', () => {
   const mon = rloop.start({ maxScopes: 2 });
   for (const name of ['a', 'b', 'c', 'd']) rloop.scope(name, () => busy(3));
-  const w = mon.elu();
+  const w = mon.liveWindow();
   mon.stop();
   assert.deepStrictEqual(w.scopes.map((s) => s.name).sort(), ['(other)', 'a', 'b']);
   assert.strictEqual(w.scopesOverflowed, 2);

@@ -43,7 +43,7 @@ test('a scope doing 30 ms of work every 100 ms through timers, promises and fs r
   };
   const timer = setInterval(() => rloop.scope('work', tick), 100);
   await sleep(600); // let a first full window begin with the workload running
-  const from = mon.elu().last.seq;
+  const from = mon.liveWindow().last.seq;
   const elu0 = performance.eventLoopUtilization();
   const waited0 = runQueueMs();
   const totals0 = mon.totals();
@@ -93,7 +93,7 @@ test('nested scopes are exclusive: a nanosecond is charged once, to the innermos
     });
     spent.outer += busy(10);
   });
-  const now = mon.elu();
+  const now = mon.liveWindow();
   mon.stop();
   // Inclusive time would read 75 / 45 / 15.
   for (const name of Object.keys(spent)) assertCharged(now, name, spent[name]);
@@ -160,7 +160,7 @@ test('enter() charges the rest of the callback and what it starts', async () => 
       span += performance.now() - entered;
     }, 1),
   );
-  const w = mon.elu();
+  const w = mon.liveWindow();
   mon.stop();
   const node = scopeIn(w, 'node:abc');
   const within = (got, what) => assert.ok(got >= spent - 0.5 && got <= span + 1, `${what}: charged ${got.toFixed(2)} ms, its work measured ${spent.toFixed(2)}, its spans ${span.toFixed(2)}`);
@@ -199,7 +199,7 @@ test('restore() ends a nested entry: each side is charged its own time, a call c
       stale = inner;
     }, 1),
   );
-  const w = mon.elu();
+  const w = mon.liveWindow();
   mon.stop();
   const sender = scopeIn(w, 'bus:sender');
   assertCharged(w, 'bus:sender', spent['bus:sender']);
@@ -222,7 +222,7 @@ test('restore() ends a nested entry: each side is charged its own time, a call c
       resolve();
     }, 1),
   );
-  const v = next.elu();
+  const v = next.liveWindow();
   next.stop();
   assertCharged(v, 'fresh', fresh);
   assert.ok(!v.scopes.some((s) => s.name === 'bus:handler'), 'no scope of the old monitor appears');
@@ -243,7 +243,7 @@ test('per-key statistics: percentiles, worst keys and the key cap', async () => 
     await new Promise((resolve) => rloop.scope('route:/users', () => setImmediate(() => resolve((spun[i] = busy(costs[i])))), { key: `req-${i}` }));
     spans[i] = performance.now() - t0;
   }
-  const w = mon.elu();
+  const w = mon.liveWindow();
   mon.stop();
   const keys = scopeIn(w, 'route:/users').keys;
   const least = [...spun].sort((a, b) => a - b);
@@ -279,7 +279,7 @@ test('key slots are reused: late work of an old key goes to its scope', async ()
   const own = performance.now() - t0;
   for (let i = 0; i < 40; i++) rloop.scope('job', () => busy(0.1), { key: `k${i}` });
   await late;
-  const w = mon.elu();
+  const w = mon.liveWindow();
   mon.stop();
   const job = scopeIn(w, 'job');
   assert.ok(job.busyMs >= 13, `job ${job.busyMs}`);
@@ -302,7 +302,7 @@ test("rloop holds no key's context: once the app is done with a key, the key can
     globalThis.gc();
   }
   const held = weak.deref() !== undefined;
-  const w = mon.elu();
+  const w = mon.liveWindow();
   mon.stop();
   assert.strictEqual(held, false, "the key's context is not held while its slot is bound");
   assert.deepStrictEqual(scopeIn(w, 'job').keys.worst.map((k) => k.key), ['only'], 'and the key is still reported');
@@ -322,7 +322,7 @@ test('a server opened in a scope charges the connections it accepts', async () =
     c.on('data', () => {}).on('end', resolve).on('error', reject);
   });
   server.close();
-  const w = mon.elu();
+  const w = mon.liveWindow();
   mon.stop();
   assert.ok(scopeIn(w, 'tcp-in').busyMs >= 19, `tcp-in ${scopeIn(w, 'tcp-in').busyMs}`);
 });

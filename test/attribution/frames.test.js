@@ -17,11 +17,11 @@ const MAJOR = Number(process.versions.node.split('.')[0]);
 // The flag that turns the other mode on, per line: Node 20 has only the init hook.
 const OTHER = MAJOR >= 24 ? '--no-async-context-frame' : MAJOR === 22 ? '--experimental-async-context-frame' : null;
 
-/** Whether a fresh Node with `flags` (and nothing from NODE_OPTIONS) carries the scope by frames. */
+/** Whether a fresh Node with `flags` (and nothing from NODE_OPTIONS) carries the scope on context frames. */
 function framesWith(flags) {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const script = `console.log(require(${JSON.stringify(path.join(ROOT, 'js', 'attribution', 'hooks'))}).FRAMES)`;
+  const script = `console.log(require(${JSON.stringify(path.join(ROOT, 'js', 'attribution', 'hooks'))}).CONTEXT_FRAMES)`;
   const r = spawnSync(process.execPath, [...flags, '-e', script], { encoding: 'utf8', env });
   assert.strictEqual(r.status, 0, r.stderr);
   return r.stdout.trim() === 'true';
@@ -29,7 +29,7 @@ function framesWith(flags) {
 
 test('the scope travels by AsyncContextFrame exactly where AsyncLocalStorage does', () => {
   const flagged = process.execArgv.includes(OTHER) || (process.env.NODE_OPTIONS ?? '').includes(OTHER);
-  assert.strictEqual(hooks.FRAMES, (MAJOR >= 24) !== flagged, `Node ${process.version}, ${OTHER} ${flagged ? 'on' : 'off'}`);
+  assert.strictEqual(hooks.CONTEXT_FRAMES, (MAJOR >= 24) !== flagged, `Node ${process.version}, ${OTHER} ${flagged ? 'on' : 'off'}`);
   assert.strictEqual(framesWith([]), MAJOR >= 24);
   if (OTHER !== null) assert.strictEqual(framesWith([OTHER]), MAJOR < 24);
 });
@@ -157,7 +157,7 @@ test("a frame the app made inside a scope still reads the scope; one of an earli
 // entry reuses the frame it made from the same frame before, and a restore() puts back the frame
 // its entry replaced, instead of copying the frame each time. A timer keeps the frame it was
 // created in: that shows which frame was in force.
-const NO_FRAMES = !hooks.FRAMES && 'the scope travels by the init hook here: no frame is entered';
+const NO_CONTEXT_FRAMES = !hooks.CONTEXT_FRAMES && 'the scope travels by the init hook here: no context frame is entered';
 const frameOf = (timer) => timer[Object.getOwnPropertySymbols(timer).find((s) => s.description === 'kAsyncContextFrame')];
 
 /** `fn()` in a callback whose resource carries a frame (a scope's immediate), as Node-RED's deliveries run. */
@@ -172,7 +172,7 @@ function inFramedCallback(fn) {
   })));
 }
 
-test('an entry copies no frame where the copy would change nothing', { skip: NO_FRAMES }, async () => {
+test('an entry copies no frame where the copy would change nothing', { skip: NO_CONTEXT_FRAMES }, async () => {
   const mon = rloop.start({ lag: false, io: false });
   const timers = [];
   const ran = [];
@@ -213,7 +213,7 @@ test('an entry copies no frame where the copy would change nothing', { skip: NO_
 // class from, and the test runner may have entered a store here. Learnt as the monitor starts,
 // entries reuse frames from the first one on (before, each scope() copied two frames: the names
 // scenario of bench/memory.js grew V8's young generation by 23 MB on Node 24 and 26).
-test('the class is learnt as the monitor starts, in an app of awaits only', { skip: NO_FRAMES }, () => {
+test('the class is learnt as the monitor starts, in an app of awaits only', { skip: NO_CONTEXT_FRAMES }, () => {
   const script = `const rloop = require(${JSON.stringify(ROOT)});
     const frameOf = ${frameOf};
     const mon = rloop.start({ lag: false, io: false });
@@ -251,7 +251,7 @@ test("start() makes no async resource an app's hook sees, nor takes an asyncId",
   assert.deepStrictEqual(JSON.parse(r.stdout), { seen: ['app', 'app'], step: 1 });
 });
 
-test("an app's store changed inside an entry stays changed past it, as without rloop", { skip: NO_FRAMES }, async () => {
+test("an app's store changed inside an entry stays changed past it, as without rloop", { skip: NO_CONTEXT_FRAMES }, async () => {
   const als = new AsyncLocalStorage();
   const run = () => inFramedCallback(() => als.run('app', () => {
     const seen = [];
@@ -283,7 +283,7 @@ test("an app's store changed inside an entry stays changed past it, as without r
   }
 });
 
-test("entries keep no frame of the app's alive past their end", { skip: NO_FRAMES }, async () => {
+test("entries keep no frame of the app's alive past their end", { skip: NO_CONTEXT_FRAMES }, async () => {
   const als = new AsyncLocalStorage();
   const collected = async (refs) => {
     await new Promise((resolve) => setImmediate(resolve)); // WeakRef targets stay until the job ends

@@ -21,14 +21,14 @@ test('reads of 50 000 keyed scopes hold all of them; the history keeps the newes
       await sleep(20);
     }
     await sleep(200);
-    const { historyDropped } = mon.elu();
+    const { historyDropped } = mon.liveWindow();
     const history = mon.history();
     assert.ok(history.length >= 1 && historyDropped >= 1, `windows: ${history.length} kept, ${historyDropped} dropped`);
     assert.ok(history.every((w, i) => i === 0 || w.seq === history[i - 1].seq + 1));
     // A window over the bound on its own stays only until the next one closes: a round's
     // keys are read right after it, live or as the last complete window.
     for (let i = 0; i < SCOPES; i++) rloop.scope(`s${i}`, () => {}, { key: `k${n++}` });
-    const { last, ...current } = mon.elu();
+    const { last, ...current } = mon.liveWindow();
     const keyed = [current, last].flatMap((w) => w?.scopes ?? []).find((s) => s.keys);
     assert.ok(keyed.keys.count >= 1 && keyed.keys.worst.length >= 1, JSON.stringify(keyed));
     const totals = mon.totals();
@@ -39,7 +39,7 @@ test('reads of 50 000 keyed scopes hold all of them; the history keeps the newes
     // One live read holds every scope charged (1.4 M values and more), however many windows
     // closed while the loop ran (a loaded machine): the current one began within the loop, or,
     // when one closed between the loop's end and the read (seen in CI on Node 22), the last did.
-    const live = mon.elu();
+    const live = mon.liveWindow();
     assert.strictEqual(live.windowMs, 150);
     const after = mon.totals();
     assert.strictEqual(after.scopes.length, SCOPES);

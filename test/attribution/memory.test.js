@@ -82,9 +82,9 @@ test('a history of wide windows is bounded: fewer windows kept, the rest counted
       for (const n of names) rloop.scope(n, () => {}); // every name charged in one window
       await sleep(110);
     }
-    const before = mon.elu();
+    const before = mon.liveWindow();
     const kept = mon.history();
-    const after = mon.elu(); // windows may close between the reads
+    const after = mon.liveWindow(); // windows may close between the reads
     const dropped = kept[0].seq - 1; // from the front only, each counted
     assert.ok(dropped > 0, 'windows of 20 000 scopes do not all fit');
     assert.ok(before.historyDropped <= dropped && dropped <= after.historyDropped, `${before.historyDropped} <= ${dropped} <= ${after.historyDropped}`);
@@ -97,11 +97,11 @@ test('a history of wide windows is bounded: fewer windows kept, the rest counted
   }
 });
 
-test('a live read of 10 000 keyed scopes builds no tree: elu(), threads() and totals() peak near their JSON', { timeout: 120_000 }, (t) => {
+test('a live read of 10 000 keyed scopes builds no tree: liveWindow(), threads() and totals() peak near their JSON', { timeout: 120_000 }, (t) => {
   const out = execFileSync(process.execPath, ['--expose-gc', path.join(__dirname, '..', 'fixtures', 'read-peaks.js')], { encoding: 'utf8' });
   const r = JSON.parse(out);
   assert.strictEqual(r.keyed, 10_000);
-  for (const read of ['elu', 'threads', 'totals']) {
+  for (const read of ['liveWindow', 'threads', 'totals']) {
     const { jsonMb, readMb } = r[read];
     t.diagnostic(`${read}(): JSON ${jsonMb.toFixed(1)} MB, RSS peak of the read (not parsed) ${readMb.toFixed(1)} MB`);
     // What a read needs: the window measured, its JSON written (a buffer grown by doubling) and
@@ -141,7 +141,7 @@ test('windows of 10 000 keyed scopes keep their key statistics in a few blocks: 
       round();
     });
     const kept = mon.history();
-    t.diagnostic(`kept: ${kept.map((w) => `${w.seq}: ${keyed(w).length} keyed${clean(w) ? '' : ' (not clean)'}`).join(', ')}; historyDropped ${mon.elu().historyDropped}`);
+    t.diagnostic(`kept: ${kept.map((w) => `${w.seq}: ${keyed(w).length} keyed${clean(w) ? '' : ' (not clean)'}`).join(', ')}; historyDropped ${mon.liveWindow().historyDropped}`);
     // The wide windows kept are the last three clean ones. A window may close after them before
     // this read (their event comes late behind a round of 10 000 calls): no round ran in it, so
     // it holds no keyed scope, and small, it fits the budget beside them.
@@ -149,7 +149,7 @@ test('windows of 10 000 keyed scopes keep their key statistics in a few blocks: 
     const wide = kept.slice(0, last + 1);
     assert.ok(wide.length >= 3 && wide.slice(-3).every(clean), `kept ${kept.map((w) => keyed(w).length).join(', ')} keyed scopes`);
     assert.deepEqual(kept.slice(last + 1).map((w) => keyed(w).length).filter((n) => n > 0), [], 'no round after the last wide window');
-    assert.ok(mon.elu().historyDropped >= 1, 'older wide windows were dropped to stay in the budget');
+    assert.ok(mon.liveWindow().historyDropped >= 1, 'older wide windows were dropped to stay in the budget');
   } finally {
     mon.stop();
   }

@@ -25,7 +25,7 @@ const server = net.createServer((s) => s.on('data', () => s.write('x'))).listen(
     then(sock, hooks);
   });
 });
-const done = (out) => { console.log(JSON.stringify({ ...out, frames: hooks.FRAMES })); process.exit(0); };
+const done = (out) => { console.log(JSON.stringify({ ...out, frames: hooks.CONTEXT_FRAMES })); process.exit(0); };
 `;
 
 function run(flags, body) {

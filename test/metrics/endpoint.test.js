@@ -159,7 +159,7 @@ test('50 000 scopes never produce more than topScopes + 1 series per scope metri
   }
 });
 
-test('names past maxScopes: the endpoint counts every entry into one, as elu() and totals() do', async () => {
+test('names past maxScopes: the endpoint counts every entry into one, as liveWindow() and totals() do', async () => {
   const mon = rloop.start({ maxScopes: 1, lag: false, io: false, metrics: { port: 0 } });
   try {
     rloop.scope('kept', () => {});
@@ -167,7 +167,7 @@ test('names past maxScopes: the endpoint counts every entry into one, as elu() a
     const m = parse((await scrape(mon.metrics.port)).body);
     assert.strictEqual(series(m, 'rloop_scopes_folded_total', { thread: '0' }), 300);
     assert.strictEqual(mon.totals().scopesOverflowed, 300);
-    assert.strictEqual(mon.elu().scopesOverflowed, 300);
+    assert.strictEqual(mon.liveWindow().scopesOverflowed, 300);
   } finally {
     mon.stop();
   }

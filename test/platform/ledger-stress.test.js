@@ -1,7 +1,7 @@
 'use strict';
 // The ledger's memory order under a fast writer (src/attribution/ledger.rs): the JS hooks switch
-// scopes as fast as they can, with idle gaps between stretches, while the addon's watch thread
-// closes a window every 10 ms and watches for stalls. No window may charge a negative time, nor
+// scopes as fast as they can, with idle gaps between stretches, while the addon's lookout thread
+// closes a window every 10 ms and looks for stalls. No window may charge a negative time, nor
 // more than it lasted plus the longest stretch of the run: a reader that saw a new scope with the
 // last interval's start, or a stretch's first scope with the idle mark's time, would charge an
 // interval again or an idle gap (20 ms, twice the window, stretches ≈ 3 ms). The stretch is allowed

@@ -137,7 +137,7 @@ test('an empty capture says why each section is empty, and shows no Node-RED sec
     elu: 'No window closed during the capture',
     cpu: 'No CPU profile was taken in this capture (one is taken by capture({ profile: true }) in code, RLOOP_PROFILE=1 in zero-code use, and rloop attach unless --no-profile)',
     io: 'I/O tracking was off for this capture',
-    lag: 'Lag detection was off for this capture',
+    lag: 'Lag tracking was off for this capture',
     memory: 'Heap statistics were not collected in this capture',
   };
   for (const [id, text] of Object.entries(why)) assert.ok(section(html, id).includes(text), `${id}: ${text}`);

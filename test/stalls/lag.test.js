@@ -1,5 +1,5 @@
 'use strict';
-// Lag: a stall is noticed by the Rust watch thread while it lasts, attributed to the scope that
+// Lag: a stall is noticed by the Rust lookout thread while it lasts, attributed to the scope that
 // blocked, with the stack of the blocking code, and reported when the loop resumes.
 
 const test = require('node:test');
@@ -34,7 +34,7 @@ test('a 300 ms busy loop: noticed within threshold + 50 ms, its scope, its stack
   assert.strictEqual(e.key, 'job-7');
   assert.strictEqual(e.thread, 0);
   assert.ok(e.lagMs >= 300 && e.lagMs < 340, `lagMs ${e.lagMs}`);
-  // The watch thread looks every 5 ms; on a 2-core machine busy with other work it may get the
+  // The lookout thread looks every 5 ms; on a 2-core machine busy with other work it may get the
   // CPU tens of ms late (72 ms seen with three CPU-bound processes beside the test).
   assert.ok(e.noticedAfterMs >= 50 && e.noticedAfterMs <= 100, `noticed after ${e.noticedAfterMs} ms`);
   assert.ok(Math.abs(e.at - at) < 100, 'at is the epoch ms the stall began');
@@ -62,7 +62,7 @@ test('short stretches are not lag; lag: false tracks none', async () => {
   assert.deepStrictEqual(events, []);
   const off = rloop.start({ lag: false, windowMs: 20 });
   await new Promise((resolve) => setTimeout(resolve, 60));
-  const w = off.elu().last;
+  const w = off.liveWindow().last;
   off.stop();
   assert.strictEqual(w.lag, undefined);
 });
@@ -96,7 +96,7 @@ test('the stack sampler leaves no trace: exit code and stderr as without rloop',
   assert.strictEqual(r.stderr, 'app says bye\n');
 });
 
-// Each stall lasts 120 ms past the threshold: time for the watch thread to notice it and the
+// Each stall lasts 120 ms past the threshold: time for the lookout thread to notice it and the
 // sampler's interrupt to come on a loaded machine, where a thread may wait tens of ms for a core.
 test('the stack sampler starts at the first stall, inside a callback: that stall has no stack, the next ones do', () => {
   const script = `const rloop = require(${JSON.stringify(require.resolve('../..'))});

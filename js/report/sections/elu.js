@@ -6,7 +6,7 @@ const { esc, text } = require('../escape');
 const { maxOf, ms, num, offset, pct } = require('../format');
 const { plot, chart, hoverColumns, coord } = require('../svg');
 const { table, bar, empty, capped } = require('../table');
-const { list, OTHER, UNATTRIBUTED, PALETTE } = require('../context');
+const { list, OTHER_COLOR, UNATTRIBUTED_COLOR, PALETTE } = require('../context');
 const facts = require('../facts');
 
 const MAX_COLUMNS = 120;
@@ -120,7 +120,7 @@ function tail(ctx, elu, windows, series) {
 
 function stackedTimeline(ctx, elu, windows) {
   const named = list(elu.scopes).slice(0, PALETTE.length).map((s) => ({ name: s.name, color: ctx.color(s.name), label: ctx.scopeText(s.name) }));
-  const series = [...named, { name: undefined, color: OTHER, label: 'other scopes' }, { name: null, color: UNATTRIBUTED, label: '(unattributed)' }];
+  const series = [...named, { name: undefined, color: OTHER_COLOR, label: 'other scopes' }, { name: null, color: UNATTRIBUTED_COLOR, label: '(unattributed)' }];
   const { per, columns: cols } = columns(ctx, windows, series);
   const last = tail(ctx, elu, windows, series);
   if (last) cols.push(last);

@@ -130,7 +130,7 @@ function ranBefore(e) {
 
 function render(ctx) {
   const lag = ctx.r.lag;
-  if (!lag || !lag.enabled) return empty('Lag detection was off for this capture (rloop.start({ lag: true }) turns it on).');
+  if (!lag || !lag.enabled) return empty('Lag tracking was off for this capture (rloop.start({ lag: true }) turns it on).');
   const st = facts.stalls(ctx.r);
   const { events } = st;
   const head = `<p class="facts"><span>threshold <b>${ms(lag.thresholdMs)}</b></span><span>stalls <b>${num(st.count)}</b></span>`

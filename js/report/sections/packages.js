@@ -5,7 +5,7 @@
 const { esc, text } = require('../escape');
 const { maxOf, ms, num } = require('../format');
 const { table, bar, capped, empty } = require('../table');
-const { list, PALETTE, OTHER } = require('../context');
+const { list, PALETTE, OTHER_COLOR } = require('../context');
 const facts = require('../facts');
 
 const TOP_FUNCTIONS = 3;
@@ -25,7 +25,7 @@ function render(ctx, a) {
   const look = all.map((p) => {
     if (p.kind !== 'package') return { cls: `cat-${CATEGORY[p.kind] ?? 'native'}`, style: '' };
     const other = p.packages !== undefined || colors >= COLORS.length;
-    return { cls: '', style: `background:${other ? OTHER : COLORS[colors++]}` };
+    return { cls: '', style: `background:${other ? OTHER_COLOR : COLORS[colors++]}` };
   });
   const attrs = (i, cls, style) => {
     const c = [cls, look[i].cls].filter(Boolean).join(' ');

@@ -18,7 +18,7 @@ function card(section, label, value, sub, cls = '') {
 /** The stalls, as the diagnosis and the Lag section count them. */
 function stallCard(ctx) {
   const st = facts.stalls(ctx.r);
-  if (!st.enabled) return card('lag', 'Loop stalls', '—', 'lag detection off');
+  if (!st.enabled) return card('lag', 'Loop stalls', '—', 'lag tracking off');
   const sub = st.count > 0 ? `longest ${ms(st.longestMs)}` : `none of ${ms(st.thresholdMs)} or more`;
   return card('lag', 'Loop stalls', num(st.count), sub, st.count > 0 ? 'fair' : '');
 }
@@ -30,8 +30,8 @@ function ioCard(ctx) {
   if (io.events.length + io.dropped === 0) return card('io', 'Slow I/O', '0', `none of ${ms(io.thresholdMs)} or more`);
   const value = `${num(io.outgoing.length)} <span class="unit">out</span> · ${num(io.incoming.length)} <span class="unit">in</span>`;
   const sub = [
-    io.outgoing.length > 0 ? `longest out ${ms(io.longestOutMs)}` : '',
-    io.incoming.length > 0 ? `longest in ${ms(io.longestInMs)}` : '',
+    io.outgoing.length > 0 ? `longest out ${ms(io.maxOutMs)}` : '',
+    io.incoming.length > 0 ? `longest in ${ms(io.maxInMs)}` : '',
     io.dropped > 0 ? `+${num(io.dropped)} not kept` : '',
   ].filter(Boolean).join(' · ');
   return card('io', 'Slow I/O', value, sub, 'fair');

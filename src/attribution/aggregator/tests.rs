@@ -37,7 +37,7 @@ fn window_sums_scopes_and_unattributed_and_includes_running_time() {
 
 #[test]
 fn binding_and_a_close_under_the_lock_wait_on_no_name() {
-    // The watch thread names a window's scopes outside the monitor's lock, reading the name
+    // The lookout thread names a window's scopes outside the monitor's lock, reading the name
     // table a chunk at a time; what runs under the lock must not wait on that table.
     let c = cfg();
     let m = Memory::new(c.slots());
@@ -209,7 +209,7 @@ fn with_more_slots_in_use_than_a_sweep_late_work_of_a_quiet_key_is_found_not_los
 #[test]
 fn a_close_of_a_churning_key_ring_counts_its_scratch_to_be_given_back() {
     // What malloc keeps after a close of tens of thousands of charged slots is what the
-    // watch thread gives back (malloc::lasting); a close of a few slots counts nothing.
+    // lookout thread gives back (malloc::lasting); a close of a few slots counts nothing.
     let c = Config { key_slots: 1 << 16, max_keys: 10_000, ..cfg() };
     let m = Memory::new(c.slots());
     let l = m.ledger();
@@ -254,7 +254,7 @@ fn windows_keep_to_a_fixed_schedule_when_closed_late() {
     let mut a = Aggregator::new(c, 0.0);
     let mut ends = Vec::new();
     for i in 0..100 {
-        let late = [0.3, 1.2, 0.05, 1.9][i % 4]; // the watch thread wakes a little late
+        let late = [0.3, 1.2, 0.05, 1.9][i % 4]; // the lookout thread wakes a little late
         let now = a.due() + late;
         ends.push(a.close(&l, now, None).end);
     }

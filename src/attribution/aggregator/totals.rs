@@ -1,5 +1,5 @@
 //! Busy time per scope since start, the current window included: what `Monitor.totals()`, a
-//! capture's report frame and a metrics scrape read.
+//! capture's report draft and a metrics scrape read.
 
 use std::sync::Arc;
 
