@@ -1,12 +1,13 @@
 'use strict';
-// One thread's monitor: owns the ledger, registers scopes and keys with the addon, and
+// One thread's monitor: owns the ledger and its scopes (js/attribution/scopes.js), starts what
+// the options ask for (I/O tracking, automatic scopes, the metrics endpoint, captures), and
 // emits each closed window. Reads come from the addon, which keeps the windows.
 
 const { EventEmitter } = require('node:events');
 const { threadId } = require('node:worker_threads');
 const native = require('./native');
 const hooks = require('./attribution/hooks');
-const { OTHER, FIRST_SCOPE } = require('./attribution/ledger');
+const { Scopes } = require('./attribution/scopes');
 const { now, ORIGIN, offsetFrom, setTimeout, clearTimeout } = require('./clock');
 const io = require('./io');
 const { Capture } = require('./capture/capture');
@@ -14,14 +15,9 @@ const { captureOptions, watchOptions } = require('./capture/options');
 const heap = require('./capture/heap');
 const { startSampler } = require('./stalls/sampler');
 const { redactStall } = require('./redact');
-const { OUTSIDE_CALLBACKS, FULL } = require('./attribution/timeline');
 const endpoint = require('./metrics/endpoint');
 const { useGc } = require('./metrics/gc');
 const auto = require('./auto');
-
-// Slots: unattributed, OTHER ('(other)'), then scopes from FIRST_SCOPE, then keys.
-const OTHER_NAME = '(other)';
-const NOT_RECORDED = '(not recorded)'; // a profile's samples after its timeline filled up
 
 /** `fn()` charged to no scope: what it starts (timers) is rloop's own work. */
 function unattributed(fn) {
@@ -35,17 +31,8 @@ function unattributed(fn) {
 
 class Monitor extends EventEmitter {
   #native;
-  #addScope; // addScope(name) -> slot, a raw native function
-  #bindNative; // bindKey(slot, scope, key), a raw native function
-  #rescopeNative; // rescopeKey(slot, scope), a raw native function
   #options;
-  #scopes = new Map(); // name -> context of the scope without a key, at most maxScopes
-  #bySlot = []; // slot -> the same contexts
-  #other = new Map(); // automatic -> the one context of every name past maxScopes: '(other)'
-  #full = false; // the addon holds maxScopes names: it looks every name up from then on
-  #keyBase;
-  #keyScopes; // key slot - keyBase -> the scope of the key bound to it
-  #nextKey = 0;
+  #scopes; // the contexts charged, by name and key (js/attribution/scopes.js)
   #running = true;
   #timer; // the timer that emits 'window', only while someone listens
   #lastSeq = 0;
@@ -74,15 +61,11 @@ class Monitor extends EventEmitter {
     });
     this.on('newListener', (event) => this.#listening(event, true));
     this.on('removeListener', (event) => this.#listening(event, false));
-    this.#addScope = this.#native.scopeAdder();
-    this.#bindNative = this.#native.keyBinder();
-    this.#rescopeNative = this.#native.keyRescoper();
+    this.#scopes = new Scopes(this.#native, options);
     if (options.io) {
       this.#io = io.track({ thresholdMs: options.ioThresholdMs, onSlow: (e) => this.#slowIO(e), context: hooks.current, incoming: (request) => this.#auto.incoming(request) });
     }
-    this.#keyBase = FIRST_SCOPE + options.maxScopes;
-    this.#keyScopes = []; // grows as the ring first reaches a slot: unused slots cost nothing
-    hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
+    hooks.install(ledger, this.#scopes.slots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
     this.#auto = auto.start(this, options.autoScopes);
     if (options.metrics) this.#releaseGc = unattributed(() => useGc((e) => this.#fail(e)));
   }
@@ -204,14 +187,8 @@ class Monitor extends EventEmitter {
     const take = hooks.recordTimeline();
     return () => {
       const { transitions, dropped, keysDropped } = take();
-      const nameOf = (slot) => {
-        if (slot === OUTSIDE_CALLBACKS) return false;
-        if (slot === FULL) return NOT_RECORDED;
-        if (slot === OTHER) return OTHER_NAME;
-        return this.#bySlot[slot]?.name ?? this.#keyScopes[slot - this.#keyBase]?.name ?? null;
-      };
-      const routes = new Set();
-      for (const scope of this.#scopes.values()) if (scope.automatic === 'route') routes.add(scope.name);
+      const nameOf = (slot) => this.#scopes.nameOf(slot);
+      const routes = this.#scopes.routes();
       const entry = keys ? ([t, slot, key]) => (key === undefined ? [t, nameOf(slot)] : [t, nameOf(slot), key]) : ([t, slot]) => [t, nameOf(slot)];
       return { transitions: transitions.map(entry), dropped, keysDropped: keys ? keysDropped : 0, routes };
     };
@@ -300,71 +277,14 @@ class Monitor extends EventEmitter {
     this.#timer = timer;
   }
 
-  /**
-   * The context charged for `name` (and `key`), registering what is new; `automatic`: false, or
-   * the kind of scope an automatic-scope adapter gives ('route', 'timer'). Once the registry is
-   * full the addon looks every name up: a Map lookup makes V8 keep an internalized copy of a
-   * fresh string, and an app naming a scope per call would have a million kept (bench/memory.md
-   * measures it) where the names past the cap are meant to cost nothing.
-   */
+  /** The context charged for `name` (and `key`): js/attribution/scopes.js `context`. */
   context(name, key, automatic = false) {
-    const scope = this.#full ? this.#bySlot[this.#addScope(name)] ?? this.#overflow(automatic) : this.#scopes.get(name) ?? this.#register(name, automatic);
-    return key === undefined ? scope : this.#bindKey(scope, key);
+    return this.#scopes.context(name, key, automatic);
   }
 
-  #register(name, automatic) {
-    const slot = this.#addScope(name);
-    if (slot === OTHER) {
-      this.#full = true; // names are never unregistered
-      return this.#overflow(automatic);
-    }
-    const scope = hooks.context(slot, null, name, undefined);
-    scope.automatic = automatic;
-    this.#scopes.set(name, scope);
-    this.#bySlot[slot] = scope;
-    return scope;
-  }
-
-  /**
-   * The context of a name past maxScopes, '(other)' as the windows say: one for all of them,
-   * counted by the addon. Nothing is kept or allocated per name: an app naming a scope per
-   * request would otherwise grow V8's young generation by 16 MB (a context per call, or a cache
-   * of names seen; see bench/memory.md, fifth pass).
-   */
-  #overflow(automatic) {
-    let other = this.#other.get(automatic);
-    if (other === undefined) {
-      other = hooks.context(OTHER, null, OTHER_NAME, undefined);
-      other.automatic = automatic;
-      this.#other.set(automatic, other);
-    }
-    return other;
-  }
-
-  /**
-   * Moves key context `ctx` to the scope `name` (of its scope's kind), with what its key was
-   * charged in the current window so far: a request whose route became known after it began.
-   * Returns `ctx`, or a new context of the key once a newer key took its slot (its time so far
-   * then stays with its scope).
-   */
+  /** Moves key context `ctx` to the scope `name`: js/attribution/scopes.js `rescope`. */
   rescope(ctx, name) {
-    const scope = this.context(name, undefined, ctx.scope.automatic);
-    if (!hooks.owns(ctx)) return this.#bindKey(scope, ctx.key);
-    this.#rescopeNative(ctx.slot, scope.slot);
-    hooks.moveKey(ctx, scope);
-    this.#keyScopes[ctx.slot - this.#keyBase] = scope;
-    return ctx;
-  }
-
-  #bindKey(scope, key) {
-    const n = this.#options.keySlots;
-    let j = this.#nextKey++ % n;
-    // Never rebind the slot being charged right now (a key entered inside its own callback).
-    if (this.#keyBase + j === hooks.running()) j = this.#nextKey++ % n;
-    const ctx = hooks.keyContext(this.#keyBase + j, scope, key); // late work of the slot's old key goes to its scope
-    this.#keyScopes[j] = scope;
-    this.#bindNative(ctx.slot, scope.slot, key);
-    return ctx;
+    return this.#scopes.rescope(ctx, name);
   }
 
   /** rloop's own timer work: a failure goes to #fail, never into the app. */
