@@ -5,11 +5,17 @@
 //! above the threshold is a stall and becomes a lag event. While a stretch is running, the
 //! watch thread samples which slot is charged, so a stall is attributed to the slot that held
 //! the loop most, and is noticed while it is still going on (for a stack to be taken then).
+//! The watch thread's looks also read the thread's usage where a stall's start needs it
+//! (src/stalls/ran.rs).
 
 use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
 use serde_json::Value;
+
+use crate::runtime::cpu::Usage;
+use super::gc::GcKind;
+use super::ran::{RanTracker, StallRan};
 
 /// Lag of one window: every stretch's length, and how many were stalls.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,6 +60,10 @@ pub struct Stall {
     /// The stretch that was running when the monitor started (with `-r rloop/register`, the
     /// app's own start-up): begun before rloop could watch it.
     pub at_start: bool,
+    /// How much of it the thread ran; `None`: unknown.
+    pub ran: Option<StallRan>,
+    /// Its garbage collections by kind (set by `Shared`, which holds the tally); `None`: unknown.
+    pub gc: Option<Vec<GcKind>>,
 }
 
 /// Stall-length buckets of the metrics' histogram, seconds (Prometheus `le`; +Inf implied).
@@ -91,6 +101,7 @@ pub struct Lag {
     max_ms: f64,
     /// Stretches ended since the monitor started.
     ended: u64,
+    ran: RanTracker,
 }
 
 fn histogram() -> Histogram<u32> {
@@ -100,7 +111,19 @@ fn histogram() -> Histogram<u32> {
 
 impl Lag {
     pub fn new(threshold_ms: f64) -> Self {
-        Lag { threshold_ms, totals: StallTotals::default(), wake: f64::NAN, tally: Vec::new(), noticed_at: None, stack: None, stretches: histogram(), stalls: 0, max_ms: 0.0, ended: 0 }
+        Lag {
+            threshold_ms,
+            totals: StallTotals::default(),
+            wake: f64::NAN,
+            tally: Vec::new(),
+            noticed_at: None,
+            stack: None,
+            stretches: histogram(),
+            stalls: 0,
+            max_ms: 0.0,
+            ended: 0,
+            ran: RanTracker::default(),
+        }
     }
 
     /// Ms from `now` until the watch thread must look at this loop, `wake` being when its running
@@ -108,12 +131,17 @@ impl Lag {
     /// as a stall sooner, so a loop that never stalls is looked at a few times per threshold,
     /// not every `every` ms: each look wakes a thread, which costs CPU even on an idle process.
     pub fn look_in(&self, wake: Option<f64>, now: f64, every: f64) -> f64 {
-        let quiet = (self.threshold_ms / 2.0).max(1.0);
+        let quiet = self.quiet_ms();
         match wake {
             Some(w) if now - w >= quiet => every,
             Some(w) => quiet - (now - w),
             None => quiet,
         }
+    }
+
+    /// How long a stretch runs before it can be noticed as a stall sooner: half the threshold.
+    fn quiet_ms(&self) -> f64 {
+        (self.threshold_ms / 2.0).max(1.0)
     }
 
     pub fn threshold_ms(&self) -> f64 {
@@ -130,13 +158,30 @@ impl Lag {
             self.tally.clear();
             self.noticed_at = None;
             self.stack = None;
+            self.ran.follow();
         }
     }
 
+    /// Whether a look at the idle loop at `now` should read the thread's usage for `idle_reading`.
+    pub fn wants_idle_reading(&self, now: f64) -> bool {
+        self.ran.wants_idle(now, self.ended, self.quiet_ms())
+    }
+
+    /// The thread's usage, read while the loop was idle: where its next stall starts.
+    pub fn idle_reading(&mut self, usage: Usage) {
+        self.ran.idle(usage, self.ended);
+    }
+
     /// The watch thread's look at a busy loop: `slot` has been charged since the loop woke at
-    /// `wake`. Returns true the first time this stretch is seen to be a stall.
-    pub fn watch(&mut self, slot: usize, wake: f64, now: f64) -> bool {
+    /// `wake`; `read` reads the thread's usage, asked for at most once a stretch. Returns true
+    /// the first time this stretch is seen to be a stall.
+    pub fn watch(&mut self, slot: usize, wake: f64, now: f64, read: impl FnOnce() -> Option<Usage>) -> bool {
         self.follow(wake);
+        if self.ran.wants_head(self.ended) {
+            if let Some(usage) = read() {
+                self.ran.head(usage);
+            }
+        }
         match self.tally.iter_mut().find(|(s, _)| *s == slot) {
             Some((_, n)) => *n += 1,
             None => self.tally.push((slot, 1)),
@@ -158,16 +203,18 @@ impl Lag {
         fits
     }
 
-    /// The idle mark: the stretch that woke at `wake` ended at `now` with `last_slot` charged.
-    pub fn stretch_ended(&mut self, wake: f64, last_slot: usize, now: f64) -> Option<Stall> {
+    /// The idle mark: the stretch that woke at `wake` ended at `now` with `last_slot` charged;
+    /// `read` reads the thread's usage, asked for only if the stretch is a stall.
+    pub fn stretch_ended(&mut self, wake: f64, last_slot: usize, now: f64, read: impl FnOnce() -> Option<Usage>) -> Option<Stall> {
         let lag_ms = now - wake;
         if !lag_ms.is_finite() || lag_ms < 0.0 {
             return None;
         }
-        let at_start = self.ended == 0;
+        let ended = self.ended;
         self.ended += 1;
         self.stretches.saturating_record(((lag_ms * 1e3).round() as u64).max(1));
         self.max_ms = self.max_ms.max(lag_ms);
+        let watched = wake == self.wake;
         self.follow(wake);
         let stall = (lag_ms >= self.threshold_ms).then(|| {
             self.stalls += 1;
@@ -189,7 +236,9 @@ impl Lag {
                 noticed_slot: self.noticed_at.map(|(_, s)| s),
                 samples: std::mem::take(&mut self.tally),
                 stack: self.stack.take(),
-                at_start,
+                at_start: ended == 0,
+                ran: self.ran.stall(wake, ended, watched, read()),
+                gc: None,
             }
         });
         self.wake = f64::NAN;
@@ -198,7 +247,7 @@ impl Lag {
 
     /// The stall the stretch that woke at `wake` is, if it is one by `now` (`slot` charged):
     /// what `stretch_ended` would say, for a report written while it goes on.
-    pub fn ongoing(&self, wake: f64, slot: usize, now: f64) -> Option<Stall> {
+    pub fn ongoing(&self, wake: f64, slot: usize, now: f64, read: impl FnOnce() -> Option<Usage>) -> Option<Stall> {
         let lag_ms = now - wake;
         if lag_ms.is_nan() || lag_ms < self.threshold_ms {
             return None;
@@ -214,6 +263,8 @@ impl Lag {
             samples: tally,
             stack: self.stack.clone().filter(|_| watched),
             at_start: self.ended == 0,
+            ran: self.ran.stall(wake, self.ended, watched, read()),
+            gc: None,
         })
     }
 
@@ -229,73 +280,4 @@ impl Lag {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_loop_is_looked_at_often_only_once_its_stretch_is_half_a_threshold_old() {
-        let lag = Lag::new(50.0);
-        assert_eq!(lag.look_in(None, 1000.0, 5.0), 25.0, "idle: no stall can be noticed within 25 ms");
-        assert_eq!(lag.look_in(Some(990.0), 1000.0, 5.0), 15.0, "young stretch: look when it is 25 ms old");
-        assert_eq!(lag.look_in(Some(970.0), 1000.0, 5.0), 5.0, "old stretch: every 5 ms");
-        assert_eq!(Lag::new(1.0).look_in(None, 0.0, 5.0), 1.0, "never more often than every ms while idle");
-    }
-
-    #[test]
-    fn a_stall_is_noticed_while_running_and_attributed_to_the_slot_that_held_the_loop() {
-        let mut lag = Lag::new(50.0);
-        assert!(!lag.watch(3, 100.0, 110.0));
-        assert!(!lag.watch(7, 100.0, 120.0));
-        assert!(lag.watch(7, 100.0, 160.0), "noticed once past the threshold");
-        assert!(!lag.watch(7, 100.0, 170.0), "and only once");
-        let taken = |frames: Value| Taken { asked: 160.0, answered: 161.0, ran_ms: 1.0, frames, trace: Value::Null };
-        assert!(lag.attach_stack(100.0, taken(json!(["busy"]))));
-        assert!(!lag.attach_stack(100.0, taken(json!(["late"]))), "the first stack wins");
-        let stall = lag.stretch_ended(100.0, 3, 400.0).unwrap();
-        let expected = Stall {
-            start: 100.0,
-            lag_ms: 300.0,
-            slot: 7,
-            noticed_after_ms: Some(60.0),
-            noticed_slot: Some(7),
-            samples: vec![(3, 1), (7, 3)],
-            stack: Some(taken(json!(["busy"]))),
-            at_start: true,
-        };
-        assert_eq!(stall, expected);
-        assert!(!lag.attach_stack(100.0, taken(json!(["after"]))), "a stack for an ended stall is dropped");
-    }
-
-    #[test]
-    fn a_stall_going_on_reads_as_it_would_end_now() {
-        let mut lag = Lag::new(50.0);
-        assert_eq!(lag.ongoing(100.0, 3, 140.0), None, "not a stall yet");
-        assert!(!lag.watch(3, 100.0, 130.0));
-        assert!(lag.watch(7, 100.0, 160.0));
-        lag.watch(7, 100.0, 170.0);
-        let s = lag.ongoing(100.0, 3, 400.0).unwrap();
-        assert_eq!((s.start, s.lag_ms, s.slot, s.noticed_after_ms, s.at_start), (100.0, 300.0, 7, Some(60.0), true));
-        let unseen = lag.ongoing(500.0, 4, 600.0).unwrap();
-        assert_eq!((unseen.slot, unseen.noticed_after_ms, unseen.samples.len()), (4, None, 0), "not watched yet: the slot charged");
-        assert_eq!(lag.stretch_ended(100.0, 3, 400.0).unwrap().slot, 7, "reading it changed nothing");
-    }
-
-    #[test]
-    fn short_stretches_only_feed_the_histogram() {
-        let mut lag = Lag::new(50.0);
-        for i in 0..99 {
-            assert_eq!(lag.stretch_ended(i as f64 * 10.0, 0, i as f64 * 10.0 + 1.0), None);
-        }
-        let stall = lag.stretch_ended(2000.0, 4, 2080.0).unwrap();
-        assert_eq!((stall.slot, stall.noticed_after_ms, stall.stack.is_none()), (4, None, true), "unwatched: the last slot");
-        let s = lag.close_window();
-        assert_eq!((s.stretches, s.stalls), (100, 1));
-        let t = lag.totals();
-        assert_eq!((t.count, t.sum_ms), (1, 80.0), "only the stall is in the totals");
-        assert_eq!(t.le[..3], [0, 1, 1], "80 ms: above 50 ms, within 100 ms");
-        assert!((s.p50_ms - 1.0).abs() < 0.02, "{s:?}");
-        assert!((s.max_ms - 80.0).abs() < 1e-9);
-        assert_eq!(lag.close_window().stretches, 0, "windows do not carry over");
-    }
-}
+mod tests;

@@ -34,5 +34,5 @@ pub fn stall_stack(thread_id: u32, wake: f64, asked: f64, answered: f64, ran_ms:
 /// Milliseconds of CPU monitored thread `thread_id` has used, or null.
 #[napi(catch_unwind)]
 pub fn thread_cpu_ms(thread_id: u32) -> Option<f64> {
-    registry::find(thread_id).and_then(|m| m.cpu?.ms())
+    registry::find(thread_id).and_then(|m| m.meter.cpu()?.ms())
 }
