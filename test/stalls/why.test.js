@@ -142,6 +142,7 @@ test('a forced GC in a scope: its kind and time, as Node\'s own gc entries say',
   const major = e.gc.find((g) => g.kind === 'major');
   assert.ok(major, JSON.stringify(e.gc));
   assert.strictEqual(major.count, 1);
+  console.log(`# collect: stall ${e.lagMs.toFixed(1)} ms, major GC ${major.ms.toFixed(2)} ms; Node's entry ${inside[0].duration.toFixed(2)} ms, the call ${r.own.collect.wallMs.toFixed(1)} ms`);
   // Both are read in V8's GC callbacks, Node's and rloop's side by side.
   assert.ok(Math.abs(major.ms - inside[0].duration) <= 1, `rloop ${major.ms} ms, Node ${inside[0].duration} ms`);
   assert.ok(major.ms <= r.own.collect.wallMs + 0.1 && major.ms >= 0.5 * e.lagMs, `${major.ms} ms of the stall's ${e.lagMs}`);
