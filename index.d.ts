@@ -115,8 +115,13 @@ export interface Window {
   durationMs: number;
   /** Only in a long capture's report: the closed windows this one stands for (≥ 2; docs/report-schema.md). */
   merged?: number;
-  /** The thread's busy time: the sum of scopes and unattributed. */
-  thread: { elu: number; busyMs: number };
+  /**
+   * The thread's busy time: the sum of scopes and unattributed. On complete windows, where it can
+   * be read (Linux): `cpuMs`, the thread's CPU time over the window (busyMs less it is busy time
+   * it did not run, at least); `throttledMs`, what its cgroup's CPU quota throttled, where a
+   * cgroup's cpu.stat counts it.
+   */
+  thread: { elu: number; busyMs: number; cpuMs?: number; throttledMs?: number };
   /** Busy time outside every scope. */
   unattributed: ScopeWindow;
   /** Scopes charged in the window, busiest first. '(other)' collects scopes past maxScopes. */
@@ -264,6 +269,18 @@ export interface LagEvent {
   ongoing?: boolean;
   /** ms of the stall that were rloop starting the capture's CPU profile (unattributed, not the app's). */
   rloopMs?: number;
+  /**
+   * CPU time the thread used in the stall, from `cpuFromMs` on: the rest it did not run
+   * (throttled, waiting for a CPU, or in a system call). null: unknown (not Linux, or its start
+   * was not read). Absent in older reports.
+   */
+  cpuMs?: number | null;
+  /** Of the time the thread did not run, what its cgroup's CPU quota throttled (0 under none); null: unknown. */
+  throttledMs?: number | null;
+  /** ms into the stall from which cpuMs and throttledMs were measured: 0 for all of it. */
+  cpuFromMs?: number | null;
+  /** Garbage collections inside the stall, longest first; [] none; null: unknown (Windows). */
+  gc?: { kind: 'major' | 'minor' | 'incremental' | 'weakcb'; ms: number; count: number }[] | null;
 }
 
 export interface SlowIoEvent {

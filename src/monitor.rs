@@ -18,6 +18,7 @@ use crate::attribution::napi::{add_scope, bind_key, rescope_key};
 use crate::attribution::window::{JsonWindows, LiveJson};
 use crate::boundary::{check, raw_function, to_json, Callback};
 use crate::runtime::clock::Clock;
+use crate::runtime::gc_hooks::GcHooks;
 use crate::runtime::shared::Shared;
 use crate::runtime::uv::{self, Attachment};
 
@@ -78,7 +79,10 @@ impl NativeMonitor {
         let ledger = unsafe { Ledger::from_raw(cells, slots) };
         ledger.open_window(1);
         let shared = Shared::new(options.thread_id, clock, cfg, ledger, options.lag_threshold_ms);
-        let attachment = unsafe { uv::attach(raw_env, shared.clone(), buffer)? };
+        // A stall's collections, only where stalls are tracked. SAFETY: this thread's isolate; the
+        // view is the ledger's, read until `uv::detach` removes the hooks, before the buffer goes.
+        let gc = options.lag_threshold_ms.and_then(|_| unsafe { GcHooks::install(shared.clone(), Ledger::from_raw(cells, slots)) });
+        let attachment = unsafe { uv::attach(raw_env, shared.clone(), buffer, gc)? };
         Ok(NativeMonitor { shared, attachment })
     }
 

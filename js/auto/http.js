@@ -60,13 +60,13 @@ function setRoute(route) {
 
 const ROUTE = { configurable: true, enumerable: false, get: () => undefined, set: setRoute };
 
-function watchRoutes(proto) {
+function trapRoutes(proto) {
   if (proto === null || typeof proto !== 'object' || Object.hasOwn(proto, 'route') || !Object.isExtensible(proto)) return;
   Object.defineProperty(proto, 'route', ROUTE);
   patched.push(new WeakRef(proto));
 }
 
-function unwatchRoutes() {
+function untrapRoutes() {
   onRoute = null;
   for (const ref of patched) {
     const proto = ref.deref();
@@ -83,7 +83,7 @@ function start(monitor) {
   // request -> { ctx (null while the app's own scope charges it), route, handle, prev }; kept
   // after the response (a WeakMap entry) for the I/O tracker, which reads it as the response ends.
   const requests = new WeakMap();
-  const servers = new WeakSet(); // those whose Express apps' prototypes are watched
+  const servers = new WeakSet(); // those whose Express apps' prototypes are trapped
 
   function nameFor(method, route) {
     const name = `${method} ${route}`.slice(0, MAX_NAME);
@@ -130,7 +130,7 @@ function start(monitor) {
     requests.set(request, r);
     if (server !== undefined && !servers.has(server)) {
       servers.add(server);
-      for (const l of server.listeners('request')) if (isExpress(l)) watchRoutes(l.request);
+      for (const l of server.listeners('request')) if (isExpress(l)) trapRoutes(l.request);
     }
     if (!mayCharge()) return;
     if (p.name === null) p.name = nameFor(request.method, p.route);
@@ -197,7 +197,7 @@ function start(monitor) {
     },
     stop() {
       for (const [name, fn] of channels) dc.unsubscribe(name, fn);
-      unwatchRoutes();
+      untrapRoutes();
     },
     stats: () => ({ routes: names.size, overflowed }),
   };

@@ -294,9 +294,9 @@ function track(options) {
     },
     /** Slow-I/O events (state 'pending') of the operations in flight for the threshold or more now. */
     pendingNow: () => pending.older(now(), thresholdMs).filter(([rec]) => !own(rec)).map(([rec, ms]) => inFlight(rec, ms)),
-    /** Operations in flight that were not watched for being overdue (too many at once). */
-    get unwatched() {
-      return pending.unwatched;
+    /** Operations in flight that were not tracked for being overdue (too many at once). */
+    get untracked() {
+      return pending.untracked;
     },
     stop,
     /** Exceptions of rloop's own swallowed on this thread since this tracker started (js/attempt.js): its own, and any other part's. */

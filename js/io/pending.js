@@ -2,26 +2,26 @@
 // I/O that never returns is the slowest I/O. Operations in flight, oldest first: one overdue by
 // the threshold is emitted as soon as the loop next wakes (state 'pending'), once, and a
 // capture's report lists those still pending when it ends. Bounded: past MAX_PENDING operations
-// in flight, later ones are not watched (they are still timed when they end) and are counted.
+// in flight, later ones are not tracked (they are still timed when they end) and are counted.
 
 const MAX_PENDING = 10000;
 
 class Pending {
   #recs = new Set(); // records in flight, in start order
   #told = new Set(); // those already emitted as pending
-  #unwatched = 0;
+  #untracked = 0;
 
-  /** Watches `rec` (with `rec.describe()` → [method, target]); false when full. */
+  /** Tracks `rec` (with `rec.describe()` → [method, target]); false when full. */
   add(rec) {
     if (this.#recs.size >= MAX_PENDING) {
-      this.#unwatched++;
+      this.#untracked++;
       return false;
     }
     this.#recs.add(rec);
     return true;
   }
 
-  /** Stops watching `rec`; true if it was emitted as pending. */
+  /** Stops tracking `rec`; true if it was emitted as pending. */
   delete(rec) {
     this.#recs.delete(rec);
     return this.#told.delete(rec);
@@ -50,9 +50,9 @@ class Pending {
     return out;
   }
 
-  /** Operations that were not watched because MAX_PENDING were in flight. */
-  get unwatched() {
-    return this.#unwatched;
+  /** Operations that were not tracked because MAX_PENDING were in flight. */
+  get untracked() {
+    return this.#untracked;
   }
 }
 

@@ -18,6 +18,16 @@ function codeAttributes(stack) {
   return { 'code.function.name': frame.functionName, 'code.file.path': frame.url, 'code.line.number': frame.line ?? undefined };
 }
 
+/** What else took a stall's time, where known: the thread's CPU time, its quota's throttling, GC. */
+function takenAttributes(e) {
+  const known = (x) => typeof x === 'number' && Number.isFinite(x);
+  return {
+    ...(known(e.cpuMs) && { 'rloop.cpu_ms': e.cpuMs, 'rloop.cpu_from_ms': e.cpuFromMs }),
+    ...(known(e.throttledMs) && { 'rloop.throttled_ms': e.throttledMs }),
+    ...(Array.isArray(e.gc) && { 'rloop.gc_ms': e.gc.reduce((sum, g) => sum + g.ms, 0) }),
+  };
+}
+
 function stallRecord(e) {
   const attributes = {
     'rloop.lag_ms': e.lagMs,
@@ -25,6 +35,7 @@ function stallRecord(e) {
     ...(e.scope !== null && { 'rloop.scope': e.scope }),
     ...(e.key !== null && { 'rloop.key': e.key }),
     ...codeAttributes(e.stack),
+    ...takenAttributes(e),
   };
   const where = e.scope === null ? '(unattributed)' : e.scope;
   return { eventName: 'rloop.stall', timestamp: e.at, severityNumber: WARN, severityText: 'WARN', body: `event loop blocked for ${Math.round(e.lagMs)} ms in ${where}`, attributes };

@@ -17,12 +17,12 @@ const { EXPRESSION, SAMPLER_URL, MAX_FRAMES } = require('./stack-expression');
 const ANSWER_TIMEOUT_MS = 1000;
 
 
-const { threadId: watched, originMs, gate } = workerData;
+const { threadId: sampled, originMs, gate } = workerData;
 const PAUSED = 0;
 const BUSY = 1; // js/stalls/sampler.js: no session while paused, busy while one is held
 let capturing = false;
 
-native.watchStalls(watched, (wake) => {
+native.listenForStalls(sampled, (wake) => {
   if (capturing) return; // one stack per stall is plenty; the next stall gets its own
   // Busy first, then the look at paused (the pauser stores paused, then looks at busy): one of
   // the two sees the other.
@@ -49,21 +49,21 @@ async function capture(wake) {
   let timer;
   try {
     session.connectToMainThread();
-    const ranBefore = native.threadCpuMs(watched);
-    const asked = originMs + native.monotonicMs(); // the watched thread's time base (js/clock.js)
+    const ranBefore = native.threadCpuMs(sampled);
+    const asked = originMs + native.monotonicMs(); // the sampled thread's time base (js/clock.js)
     const answer = await new Promise((resolve, reject) => {
       timer = setTimeout(() => reject(new Error('no answer')), ANSWER_TIMEOUT_MS);
       const params = { expression: EXPRESSION, returnByValue: true, silent: true };
       session.post('Runtime.evaluate', params, (e, r) => (e ? reject(e) : resolve(r)));
     });
-    const ran = native.threadCpuMs(watched) - ranBefore; // NaN if unknown: then judged by wall time
+    const ran = native.threadCpuMs(sampled) - ranBefore; // NaN if unknown: then judged by wall time
     if (answer.exceptionDetails || !Array.isArray(answer.result.value)) return;
     const [answered, calls, trace] = answer.result.value;
     // The evaluated expression's own frame tops the stack, and native frames have no file: skip them.
     // Redacted before the addon keeps them too: it writes them itself when JS cannot
     // (src/capture/report.rs).
     const frames = redactStack(calls.filter(([, file]) => file && file !== SAMPLER_URL).slice(0, MAX_FRAMES).map(toFrame));
-    native.stallStack(watched, wake, asked, answered, Number.isFinite(ran) ? ran : answered - asked, frames, trace ?? null);
+    native.stallStack(sampled, wake, asked, answered, Number.isFinite(ran) ? ran : answered - asked, frames, trace ?? null);
   } catch {
     // The stall ended first, or the main thread is going away: no stack for this one.
   } finally {

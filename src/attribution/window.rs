@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::runtime::cpu::Ran;
 use crate::stalls::lag::LagStats;
 use super::aggregator::{add, UNATTRIBUTED};
 use super::keys::{self, KeyTable, Keys, Unnamed};
@@ -37,6 +38,8 @@ pub struct Window {
     pub scopes: Vec<ScopeWindow>,
     /// Loop stretches and stalls, for a closed window of a monitor that tracks lag.
     pub lag: Option<LagStats>,
+    /// What CPU the thread got over a closed window (`None`: unknown, or a live window).
+    pub ran: Option<Ran>,
     /// Closed windows this one stands for: 1, more in a downsampled recording.
     pub merged: u64,
     /// The key statistics of its keyed scopes, `ScopeWindow::keys` their entries.
@@ -90,7 +93,7 @@ impl Pending {
         let unattributed = all.pop().expect("unattributed comes first");
         scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms).then(a.index.cmp(&b.index)));
         let busy_ms = unattributed.busy_ms + scopes.iter().map(|s| s.busy_ms).sum::<f64>();
-        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, unattributed, scopes, lag, merged: 1, keys }
+        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, unattributed, scopes, lag, ran: None, merged: 1, keys }
     }
 }
 
@@ -143,7 +146,7 @@ impl Json<'_> {
         m.serialize_entry("start", &(self.time_origin + w.start))?;
         m.serialize_entry("end", &(self.time_origin + w.end))?;
         m.serialize_entry("durationMs", &duration)?;
-        m.serialize_entry("thread", &ThreadBusy { elu: elu(w.busy_ms, duration), busy_ms: w.busy_ms })?;
+        m.serialize_entry("thread", &ThreadBusy { elu: elu(w.busy_ms, duration), busy_ms: w.busy_ms, ran: w.ran })?;
         m.serialize_entry("unattributed", &Scope { s: &w.unattributed, w, duration })?;
         m.serialize_entry("scopes", &Scopes { w, duration })?;
         if w.merged > 1 {
@@ -190,13 +193,20 @@ fn elu(busy: f64, duration: f64) -> f64 {
 struct ThreadBusy {
     elu: f64,
     busy_ms: f64,
+    ran: Option<Ran>,
 }
 
 impl Serialize for ThreadBusy {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let mut m = ser.serialize_map(Some(2))?;
+        let mut m = ser.serialize_map(None)?;
         m.serialize_entry("elu", &self.elu)?;
         m.serialize_entry("busyMs", &self.busy_ms)?;
+        if let Some(r) = self.ran {
+            m.serialize_entry("cpuMs", &r.cpu_ms)?;
+            if let Some(t) = r.throttled_ms {
+                m.serialize_entry("throttledMs", &t)?;
+            }
+        }
         m.end()
     }
 }
@@ -300,13 +310,14 @@ mod tests {
             unattributed: scope(0, "(unattributed)", 50.0, None),
             scopes: vec![scope(2, "route", 100.0, Some(route))],
             lag: Some(LagStats { stretches: 4, stalls: 1, p50_ms: 2.0, p99_ms: 60.0, max_ms: 61.0 }),
+            ran: Some(Ran { cpu_ms: 120.0, throttled_ms: Some(25.0) }),
             merged: 2,
             keys,
         };
         let written: Value = serde_json::from_str(&serde_json::to_string(&JsonWindows(&[Arc::new(w.clone())], 1000.0)).unwrap()).unwrap();
         let expected = json!([{
             "seq": 7, "start": 1100.0, "end": 1300.0, "durationMs": 200.0, "merged": 2,
-            "thread": { "elu": 0.75, "busyMs": 150.0 },
+            "thread": { "elu": 0.75, "busyMs": 150.0, "cpuMs": 120.0, "throttledMs": 25.0 },
             "unattributed": { "name": "(unattributed)", "elu": 0.25, "busyMs": 50.0, "calls": 2.0 },
             "scopes": [{ "name": "route", "elu": 0.5, "busyMs": 100.0, "calls": 2.0,
                 "keys": { "count": 3, "dropped": 1, "p50Ms": 1.5, "p99Ms": 4.0, "maxMs": 4.0, "worst": [{ "key": "k\"1", "busyMs": 4.0 }] } }],

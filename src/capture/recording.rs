@@ -138,6 +138,7 @@ fn merge(a: &Window, b: &Window) -> Window {
             }),
             (x, y) => x.clone().or_else(|| y.clone()),
         },
+        ran: a.ran.zip(b.ran).map(|(x, y)| x.plus(y)),
         merged: a.merged + b.merged,
         keys,
     }

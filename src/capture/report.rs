@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::attribution::aggregator::Totals;
 use crate::runtime::shared::Shared;
+use crate::stalls::event::stall_event;
 use super::recording::Recording;
 
 /// A running recording that came with a report draft, with what is needed to finish its report.
@@ -62,8 +63,11 @@ fn drafted(shared: &Shared) -> Vec<Unfinished> {
         let origin = v.agg.config().time_origin;
         let totals = v.ledger.map(|l| serde_json::to_value(Totals::read(v.agg, l, now)).unwrap_or_default());
         let running = v.ledger.and_then(|l| l.running().map(|(slot, _)| (l.wake(), slot)));
-        let ongoing = v.lag.zip(running).and_then(|(lag, (wake, slot))| lag.ongoing(wake, slot, now)).map(|stall| {
-            let mut event = shared.stall_json(v.agg, stall);
+        let ongoing = v.lag.zip(running).and_then(|(lag, (wake, slot))| lag.ongoing(wake, slot, now, || shared.meter.read(now)).map(|mut stall| {
+            stall.gc = shared.stall_gc.of(wake);
+            stall
+        })).map(|stall| {
+            let mut event = stall_event(shared.thread_id, v.agg, stall);
             event["ongoing"] = json!(true);
             event
         });

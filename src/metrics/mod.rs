@@ -19,5 +19,5 @@ mod server;
 mod slow_io;
 mod text;
 
-pub use gc::Gc;
+pub use gc::{Gc, KINDS as GC_KINDS};
 pub use slow_io::SlowIo;

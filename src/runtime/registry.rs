@@ -146,6 +146,13 @@ mod tests {
         let after = event["noticedAfterMs"].as_f64().unwrap();
         // At the threshold, plus what a loaded machine delays the lookout thread (within the 80 ms).
         assert!((30.0..80.0).contains(&after), "{event}");
+        // The thread slept through it: it ran next to nothing of it, measured from the wake or
+        // from the lookout thread's first look at the latest.
+        if cfg!(target_os = "linux") {
+            let (cpu, from) = (event["cpuMs"].as_f64().unwrap(), event["cpuFromMs"].as_f64().unwrap());
+            assert!(cpu < 5.0 && from <= after, "{event}");
+        }
+        assert_eq!(event["gc"], Value::Null, "no GC callbacks here: unknown");
         assert!(shared.idle_mark().is_none(), "idle now: nothing more to report");
         let r: Value = serde_json::from_str(&shared.take_recording(recording).unwrap()).unwrap();
         assert_eq!(r["lag"]["events"][0], event, "the recording has the stall");

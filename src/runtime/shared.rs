@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
@@ -12,10 +12,12 @@ use crate::attribution::aggregator::{Aggregator, Config, Window};
 use crate::attribution::ledger::Ledger;
 use crate::capture::recording::Recording;
 use crate::metrics::{Gc, SlowIo};
-use crate::stalls::blame::blame;
-use crate::stalls::lag::{Lag, Stall, Taken};
+use crate::stalls::event::stall_event;
+use crate::stalls::gc::StallGc;
+use crate::stalls::lag::{Lag, Taken};
 use crate::stalls::listeners;
-use super::clock::{monotonic_ms, Clock, ThreadCpu};
+use super::clock::{monotonic_ms, Clock};
+use super::cpu::{Meter, Ran, Usage};
 use super::malloc;
 
 /// How often the lookout thread looks at a loop busy for half the lag threshold or more: a stall
@@ -26,8 +28,10 @@ const LOOK_EVERY_MS: f64 = 5.0;
 pub struct Shared {
     pub thread_id: u32,
     pub clock: Clock,
-    /// The monitored thread's CPU clock (Shared is made on that thread).
-    pub cpu: Option<ThreadCpu>,
+    /// Reads the monitored thread's CPU time and its cgroup's throttling (Shared is made on that thread).
+    pub meter: Meter,
+    /// The garbage collections of the stretch running, from V8's callbacks (src/runtime/gc_hooks.rs).
+    pub stall_gc: StallGc,
     /// When the monitor started, on `clock`: the idle time of metrics counts from here.
     pub started: f64,
     /// Slow I/O by type, pushed from JS per slow operation (rare), read by metrics scrapes.
@@ -45,6 +49,8 @@ struct State {
     /// Running recordings (one per capture) by id, and the id the next one gets.
     recordings: Vec<(u32, Recording)>,
     next_recording: u32,
+    /// The thread's usage as the current window began (`None`: unknown).
+    window_usage: Option<Usage>,
 }
 
 impl Shared {
@@ -52,8 +58,9 @@ impl Shared {
     pub fn new(thread_id: u32, clock: Clock, cfg: Config, ledger: Ledger, lag_threshold_ms: Option<f64>) -> Arc<Self> {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
-        let (started, slow_io) = (clock.now(), SlowIo::default());
-        Arc::new(Shared { thread_id, clock, cpu: ThreadCpu::current(), started, slow_io, gc: Gc::default(), state: Mutex::new(State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1 }) })
+        let (started, slow_io, meter) = (clock.now(), SlowIo::default(), Meter::current());
+        let state = State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1, window_usage: meter.read(started) };
+        Arc::new(Shared { thread_id, clock, meter, stall_gc: StallGc::default(), started, slow_io, gc: Gc::default(), state: Mutex::new(state) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
@@ -91,8 +98,9 @@ impl Shared {
             let (slot, _) = ledger.running()?;
             let wake = ledger.wake();
             ledger.close_running(now);
-            let stall = lag.as_mut()?.stretch_ended(wake, slot, now)?;
-            let event = self.stall_json(agg, stall);
+            let mut stall = lag.as_mut()?.stretch_ended(wake, slot, now, || self.meter.read(now))?;
+            stall.gc = self.stall_gc.of(wake);
+            let event = stall_event(self.thread_id, agg, stall);
             for (_, r) in recordings.iter_mut() {
                 r.push_stall(&event);
             }
@@ -146,44 +154,6 @@ impl Shared {
         Some(r.to_json_string(origin))
     }
 
-    /// The lag event of `stall`, as `idle` and the 'lag' listeners give it.
-    pub fn stall_json(&self, agg: &Aggregator, stall: Stall) -> Value {
-        let name = |slot: usize| (slot != crate::attribution::aggregator::UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
-        let (_, key) = agg.describe_slot(stall.slot);
-        let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "(unattributed)".into()));
-        let trace = stall.stack.as_ref().map_or(Value::Null, |t| t.trace.clone());
-        let b = blame(stall.start, stall.stack, other.as_deref());
-        // The span of the code that blocked, only where the stack is known to be that code's.
-        let trace = if b.stack.is_some() { trace } else { Value::Null };
-        // Who ran inside the stall, from the lookout thread's samples (every few ms from half the threshold on).
-        let sampled: u32 = stall.samples.iter().map(|(_, n)| n).sum();
-        let mut scopes: Vec<Value> = stall
-            .samples
-            .iter()
-            .map(|&(slot, n)| json!({ "scope": name(slot), "key": agg.describe_slot(slot).1, "ms": stall.lag_ms * f64::from(n) / f64::from(sampled) }))
-            .collect();
-        // A capture with a profile may put the profile's samples in its place (js/stalls/from-profile.js).
-        let from = b.stack.as_ref().map(|_| "sampler");
-        scopes.sort_by(|a, b| b["ms"].as_f64().unwrap_or(0.0).total_cmp(&a["ms"].as_f64().unwrap_or(0.0)));
-        json!({
-            "lagMs": stall.lag_ms,
-            "at": agg.config().time_origin + stall.start,
-            "thread": self.thread_id,
-            "scope": name(stall.slot),
-            "key": key,
-            "stack": b.stack,
-            "stackFrom": from,
-            "trace": trace,
-            "noticedAfterMs": stall.noticed_after_ms,
-            "stackTakenAfterMs": b.taken_after_ms,
-            "stackSeen": b.seen,
-            "stackNote": b.note,
-            "native": b.native,
-            "scopes": scopes,
-            "atStart": stall.at_start,
-        })
-    }
-
     /// How long this loop has been busy without a break, if it is busy now.
     #[cfg(unix)]
     pub(crate) fn busy_for_ms(&self) -> Option<f64> {
@@ -197,9 +167,19 @@ impl Shared {
         let mut st = self.state.lock();
         let State { ledger, lag, .. } = &mut *st;
         let (ledger, lag) = (ledger.as_ref()?, lag.as_mut()?);
-        let (slot, _) = ledger.running()?;
+        let now = self.clock.now();
+        let Some((slot, _)) = ledger.running() else {
+            // Kept only if the loop stayed idle through the reading: no stretch can end while
+            // the lock is held, so one that began since is still running.
+            if lag.wants_idle_reading(now) {
+                if let Some(usage) = self.meter.read(now).filter(|_| ledger.running().is_none()) {
+                    lag.idle_reading(usage);
+                }
+            }
+            return None;
+        };
         let wake = ledger.wake();
-        lag.watch(slot, wake, self.clock.now()).then_some(wake)
+        lag.look(slot, wake, now, || self.meter.read(now)).then_some(wake)
     }
 
     /// Frames of the code blocking the stall that woke at `wake`, from a stack sampler.
@@ -226,15 +206,20 @@ impl Shared {
     pub(crate) fn tick(&self) -> Option<f64> {
         let (begun, next) = {
             let mut st = self.state.lock();
-            let State { ledger, agg, lag, .. } = &mut *st;
+            let State { ledger, agg, lag, window_usage, .. } = &mut *st;
             let ledger = ledger.as_ref()?;
             let now = self.clock.now();
-            let begun = (now >= agg.due()).then(|| (agg.close_begin(ledger, now), lag.as_mut().map(Lag::close_window)));
+            let begun = (now >= agg.due()).then(|| {
+                let pending = agg.close_begin(ledger, now);
+                let ran = self.ran_since(window_usage, pending.end);
+                (pending, lag.as_mut().map(Lag::close_window), ran)
+            });
             (begun, agg.due() - now + monotonic_ms())
         };
-        if let Some((pending, lag)) = begun {
+        if let Some((pending, lag, ran)) = begun {
             let scratch = pending.scratch_bytes();
-            let window = pending.finish(lag);
+            let mut window = pending.finish(lag);
+            window.ran = ran;
             let mut st = self.state.lock();
             let (w, evicted) = st.agg.close_end(window);
             for (_, r) in st.recordings.iter_mut() {
@@ -246,6 +231,14 @@ impl Shared {
             malloc::give_back_in_time(freed + malloc::lasting(scratch));
         }
         Some(next)
+    }
+
+    /// What the thread got since `base` was read, until `at`; `base` becomes the reading at `at`.
+    fn ran_since(&self, base: &mut Option<Usage>, at: f64) -> Option<Ran> {
+        let now = self.meter.read(at);
+        let ran = base.zip(now).map(|(a, b)| Ran::between(&a, &b));
+        *base = now;
+        ran
     }
 
     /// What `rloop.threads()` says of this thread, `{ threadId, windowMs, current, last }` with

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use napi::sys;
 use serde_json::Value;
 
+use super::gc_hooks::GcHooks;
 use super::registry;
 use super::shared::Shared;
 
@@ -108,6 +109,8 @@ pub struct Attachment {
     /// Told of each stall as the loop leaves it.
     on_stall: Option<StallSink>,
     buffer: sys::napi_ref,
+    /// V8's GC callbacks that read the ledger: removed before the buffer is released.
+    gc: Option<GcHooks>,
     cleanup: sys::napi_async_cleanup_hook_handle,
     closing: bool,
 }
@@ -122,25 +125,35 @@ fn check(what: &str, status: c_int) -> napi::Result<()> {
 
 /// Starts the idle mark on `env`'s loop, registers the monitor for other threads and arranges
 /// teardown with the environment. Takes `buffer`, a strong reference to the ledger's
-/// ArrayBuffer, released on detach.
+/// ArrayBuffer, released on detach, and `gc`, removed then.
 ///
 /// # Safety
-/// Call on the thread that owns `env`; `shared`'s ledger must view the memory `buffer` keeps alive.
-pub unsafe fn attach(env: sys::napi_env, shared: Arc<Shared>, buffer: sys::napi_ref) -> napi::Result<*mut Attachment> {
+/// Call on the thread that owns `env`; `shared`'s ledger (and `gc`'s) must view the memory
+/// `buffer` keeps alive.
+pub unsafe fn attach(env: sys::napi_env, shared: Arc<Shared>, buffer: sys::napi_ref, gc: Option<GcHooks>) -> napi::Result<*mut Attachment> {
     let mut event_loop = ptr::null_mut();
-    check("napi_get_uv_event_loop", sys::napi_get_uv_event_loop(env, &mut event_loop))?;
+    if let Err(e) = check("napi_get_uv_event_loop", sys::napi_get_uv_event_loop(env, &mut event_loop)) {
+        if let Some(gc) = gc {
+            gc.remove();
+        }
+        return Err(e);
+    }
     let a = Box::into_raw(Box::new(Attachment {
         handle: UvPrepare([0; 32]),
         env,
         shared,
         on_stall: None,
         buffer,
+        gc,
         cleanup: ptr::null_mut(),
         closing: false,
     }));
     let h = ptr::addr_of_mut!((*a).handle);
     if let Err(e) = check("uv_prepare_init", uv_prepare_init(event_loop, h)) {
-        drop(Box::from_raw(a)); // never initialised: libuv does not know it
+        let a = Box::from_raw(a); // never initialised: libuv does not know it
+        if let Some(gc) = a.gc {
+            gc.remove();
+        }
         return Err(e);
     }
     uv_prepare_start(h, on_prepare);
@@ -177,6 +190,9 @@ pub unsafe fn detach(a: *mut Attachment) {
     at.closing = true;
     registry::unregister(&at.shared);
     at.shared.detach();
+    if let Some(gc) = at.gc.take() {
+        gc.remove();
+    }
     sys::napi_delete_reference(at.env, at.buffer);
     let h = ptr::addr_of_mut!(at.handle);
     uv_prepare_stop(h);

@@ -3,13 +3,19 @@
 //! A stretch runs from the first callback after the loop wakes (the ledger's `WAKE`) to the
 //! idle mark before the next poll. Every stretch goes into the window's histogram; one at or
 //! above the threshold is a stall and becomes a lag event. While a stretch is running, the
-//! watch thread samples which slot is charged, so a stall is attributed to the slot that held
+//! lookout thread samples which slot is charged, so a stall is attributed to the slot that held
 //! the loop most, and is noticed while it is still going on (for a stack to be taken then).
+//! The lookout thread's looks also read the thread's usage where a stall's start needs it
+//! (src/stalls/ran.rs).
 
 use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
 use serde_json::Value;
+
+use crate::runtime::cpu::Usage;
+use super::gc::GcKind;
+use super::ran::{RanTracker, StallRan};
 
 /// Lag of one window: every stretch's length, and how many were stalls.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,7 +50,7 @@ pub struct Stall {
     pub lag_ms: f64,
     /// The slot that held the loop for most of the stall.
     pub slot: usize,
-    /// How long after `start` the watch thread noticed it, if it did, and the slot charged then.
+    /// How long after `start` the lookout thread noticed it, if it did, and the slot charged then.
     pub noticed_after_ms: Option<f64>,
     pub noticed_slot: Option<usize>,
     /// Watch-thread samples per slot while it lasted (from half the threshold on).
@@ -52,8 +58,12 @@ pub struct Stall {
     /// A stack taken while it blocked, if the stack sampler delivered one in time.
     pub stack: Option<Taken>,
     /// The stretch that was running when the monitor started (with `-r rloop/register`, the
-    /// app's own start-up): begun before rloop could watch it.
+    /// app's own start-up): begun before rloop could look at it.
     pub at_start: bool,
+    /// How much of it the thread ran; `None`: unknown.
+    pub ran: Option<StallRan>,
+    /// Its garbage collections by kind (set by `Shared`, which holds the tally); `None`: unknown.
+    pub gc: Option<Vec<GcKind>>,
 }
 
 /// Stall-length buckets of the metrics' histogram, seconds (Prometheus `le`; +Inf implied).
@@ -80,10 +90,10 @@ pub const RECENT_STALLS: usize = 1024;
 pub struct Lag {
     threshold_ms: f64,
     totals: StallTotals,
-    /// `WAKE` of the stretch being watched; NaN before the first.
+    /// `WAKE` of the stretch being looked; NaN before the first.
     wake: f64,
-    /// Samples per slot in the stretch being watched.
-    tally: Vec<(usize, u32)>,
+    /// Samples per slot in the stretch being looked.
+    looks: Vec<(usize, u32)>,
     noticed_at: Option<(f64, usize)>,
     stack: Option<Taken>,
     stretches: Histogram<u32>,
@@ -91,6 +101,7 @@ pub struct Lag {
     max_ms: f64,
     /// Stretches ended since the monitor started.
     ended: u64,
+    ran: RanTracker,
 }
 
 fn histogram() -> Histogram<u32> {
@@ -100,20 +111,37 @@ fn histogram() -> Histogram<u32> {
 
 impl Lag {
     pub fn new(threshold_ms: f64) -> Self {
-        Lag { threshold_ms, totals: StallTotals::default(), wake: f64::NAN, tally: Vec::new(), noticed_at: None, stack: None, stretches: histogram(), stalls: 0, max_ms: 0.0, ended: 0 }
+        Lag {
+            threshold_ms,
+            totals: StallTotals::default(),
+            wake: f64::NAN,
+            looks: Vec::new(),
+            noticed_at: None,
+            stack: None,
+            stretches: histogram(),
+            stalls: 0,
+            max_ms: 0.0,
+            ended: 0,
+            ran: RanTracker::default(),
+        }
     }
 
-    /// Ms from `now` until the watch thread must look at this loop, `wake` being when its running
+    /// Ms from `now` until the lookout thread must look at this loop, `wake` being when its running
     /// stretch began (`None`: idle). A stretch younger than half the threshold cannot be noticed
     /// as a stall sooner, so a loop that never stalls is looked at a few times per threshold,
     /// not every `every` ms: each look wakes a thread, which costs CPU even on an idle process.
     pub fn look_in(&self, wake: Option<f64>, now: f64, every: f64) -> f64 {
-        let quiet = (self.threshold_ms / 2.0).max(1.0);
+        let quiet = self.quiet_ms();
         match wake {
             Some(w) if now - w >= quiet => every,
             Some(w) => quiet - (now - w),
             None => quiet,
         }
+    }
+
+    /// How long a stretch runs before it can be noticed as a stall sooner: half the threshold.
+    fn quiet_ms(&self) -> f64 {
+        (self.threshold_ms / 2.0).max(1.0)
     }
 
     pub fn threshold_ms(&self) -> f64 {
@@ -127,19 +155,36 @@ impl Lag {
     fn follow(&mut self, wake: f64) {
         if wake != self.wake {
             self.wake = wake;
-            self.tally.clear();
+            self.looks.clear();
             self.noticed_at = None;
             self.stack = None;
+            self.ran.follow();
         }
     }
 
-    /// The watch thread's look at a busy loop: `slot` has been charged since the loop woke at
-    /// `wake`. Returns true the first time this stretch is seen to be a stall.
-    pub fn watch(&mut self, slot: usize, wake: f64, now: f64) -> bool {
+    /// Whether a look at the idle loop at `now` should read the thread's usage for `idle_reading`.
+    pub fn wants_idle_reading(&self, now: f64) -> bool {
+        self.ran.wants_idle(now, self.ended, self.quiet_ms())
+    }
+
+    /// The thread's usage, read while the loop was idle: where its next stall starts.
+    pub fn idle_reading(&mut self, usage: Usage) {
+        self.ran.idle(usage, self.ended);
+    }
+
+    /// The lookout thread's look at a busy loop: `slot` has been charged since the loop woke at
+    /// `wake`; `read` reads the thread's usage, asked for at most once a stretch. Returns true
+    /// the first time this stretch is seen to be a stall.
+    pub fn look(&mut self, slot: usize, wake: f64, now: f64, read: impl FnOnce() -> Option<Usage>) -> bool {
         self.follow(wake);
-        match self.tally.iter_mut().find(|(s, _)| *s == slot) {
+        if self.ran.wants_head(self.ended) {
+            if let Some(usage) = read() {
+                self.ran.head(usage);
+            }
+        }
+        match self.looks.iter_mut().find(|(s, _)| *s == slot) {
             Some((_, n)) => *n += 1,
-            None => self.tally.push((slot, 1)),
+            None => self.looks.push((slot, 1)),
         }
         let newly = self.noticed_at.is_none() && now - wake >= self.threshold_ms;
         if newly {
@@ -158,16 +203,18 @@ impl Lag {
         fits
     }
 
-    /// The idle mark: the stretch that woke at `wake` ended at `now` with `last_slot` charged.
-    pub fn stretch_ended(&mut self, wake: f64, last_slot: usize, now: f64) -> Option<Stall> {
+    /// The idle mark: the stretch that woke at `wake` ended at `now` with `last_slot` charged;
+    /// `read` reads the thread's usage, asked for only if the stretch is a stall.
+    pub fn stretch_ended(&mut self, wake: f64, last_slot: usize, now: f64, read: impl FnOnce() -> Option<Usage>) -> Option<Stall> {
         let lag_ms = now - wake;
         if !lag_ms.is_finite() || lag_ms < 0.0 {
             return None;
         }
-        let at_start = self.ended == 0;
+        let ended = self.ended;
         self.ended += 1;
         self.stretches.saturating_record(((lag_ms * 1e3).round() as u64).max(1));
         self.max_ms = self.max_ms.max(lag_ms);
+        let looked = wake == self.wake;
         self.follow(wake);
         let stall = (lag_ms >= self.threshold_ms).then(|| {
             self.stalls += 1;
@@ -180,16 +227,18 @@ impl Lag {
                 self.totals.recent_ms.pop_front();
             }
             self.totals.recent_ms.push_back(lag_ms);
-            let held = self.tally.iter().max_by_key(|(_, n)| *n).map_or(last_slot, |(s, _)| *s);
+            let held = self.looks.iter().max_by_key(|(_, n)| *n).map_or(last_slot, |(s, _)| *s);
             Stall {
                 start: wake,
                 lag_ms,
                 slot: held,
                 noticed_after_ms: self.noticed_at.map(|(t, _)| t - wake),
                 noticed_slot: self.noticed_at.map(|(_, s)| s),
-                samples: std::mem::take(&mut self.tally),
+                samples: std::mem::take(&mut self.looks),
                 stack: self.stack.take(),
-                at_start,
+                at_start: ended == 0,
+                ran: self.ran.stall(wake, ended, looked, read()),
+                gc: None,
             }
         });
         self.wake = f64::NAN;
@@ -198,22 +247,24 @@ impl Lag {
 
     /// The stall the stretch that woke at `wake` is, if it is one by `now` (`slot` charged):
     /// what `stretch_ended` would say, for a report written while it goes on.
-    pub fn ongoing(&self, wake: f64, slot: usize, now: f64) -> Option<Stall> {
+    pub fn ongoing(&self, wake: f64, slot: usize, now: f64, read: impl FnOnce() -> Option<Usage>) -> Option<Stall> {
         let lag_ms = now - wake;
         if lag_ms.is_nan() || lag_ms < self.threshold_ms {
             return None;
         }
-        let watched = wake == self.wake; // else the watch thread has not looked at it yet
-        let tally = if watched { self.tally.clone() } else { Vec::new() };
+        let looked = wake == self.wake; // else the lookout thread has not looked at it yet
+        let looks = if looked { self.looks.clone() } else { Vec::new() };
         Some(Stall {
             start: wake,
             lag_ms,
-            slot: tally.iter().max_by_key(|(_, n)| *n).map_or(slot, |(s, _)| *s),
-            noticed_after_ms: self.noticed_at.filter(|_| watched).map(|(t, _)| t - wake),
-            noticed_slot: self.noticed_at.filter(|_| watched).map(|(_, s)| s),
-            samples: tally,
-            stack: self.stack.clone().filter(|_| watched),
+            slot: looks.iter().max_by_key(|(_, n)| *n).map_or(slot, |(s, _)| *s),
+            noticed_after_ms: self.noticed_at.filter(|_| looked).map(|(t, _)| t - wake),
+            noticed_slot: self.noticed_at.filter(|_| looked).map(|(_, s)| s),
+            samples: looks,
+            stack: self.stack.clone().filter(|_| looked),
             at_start: self.ended == 0,
+            ran: self.ran.stall(wake, self.ended, looked, read()),
+            gc: None,
         })
     }
 
@@ -229,73 +280,4 @@ impl Lag {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_loop_is_looked_at_often_only_once_its_stretch_is_half_a_threshold_old() {
-        let lag = Lag::new(50.0);
-        assert_eq!(lag.look_in(None, 1000.0, 5.0), 25.0, "idle: no stall can be noticed within 25 ms");
-        assert_eq!(lag.look_in(Some(990.0), 1000.0, 5.0), 15.0, "young stretch: look when it is 25 ms old");
-        assert_eq!(lag.look_in(Some(970.0), 1000.0, 5.0), 5.0, "old stretch: every 5 ms");
-        assert_eq!(Lag::new(1.0).look_in(None, 0.0, 5.0), 1.0, "never more often than every ms while idle");
-    }
-
-    #[test]
-    fn a_stall_is_noticed_while_running_and_attributed_to_the_slot_that_held_the_loop() {
-        let mut lag = Lag::new(50.0);
-        assert!(!lag.watch(3, 100.0, 110.0));
-        assert!(!lag.watch(7, 100.0, 120.0));
-        assert!(lag.watch(7, 100.0, 160.0), "noticed once past the threshold");
-        assert!(!lag.watch(7, 100.0, 170.0), "and only once");
-        let taken = |frames: Value| Taken { asked: 160.0, answered: 161.0, ran_ms: 1.0, frames, trace: Value::Null };
-        assert!(lag.attach_stack(100.0, taken(json!(["busy"]))));
-        assert!(!lag.attach_stack(100.0, taken(json!(["late"]))), "the first stack wins");
-        let stall = lag.stretch_ended(100.0, 3, 400.0).unwrap();
-        let expected = Stall {
-            start: 100.0,
-            lag_ms: 300.0,
-            slot: 7,
-            noticed_after_ms: Some(60.0),
-            noticed_slot: Some(7),
-            samples: vec![(3, 1), (7, 3)],
-            stack: Some(taken(json!(["busy"]))),
-            at_start: true,
-        };
-        assert_eq!(stall, expected);
-        assert!(!lag.attach_stack(100.0, taken(json!(["after"]))), "a stack for an ended stall is dropped");
-    }
-
-    #[test]
-    fn a_stall_going_on_reads_as_it_would_end_now() {
-        let mut lag = Lag::new(50.0);
-        assert_eq!(lag.ongoing(100.0, 3, 140.0), None, "not a stall yet");
-        assert!(!lag.watch(3, 100.0, 130.0));
-        assert!(lag.watch(7, 100.0, 160.0));
-        lag.watch(7, 100.0, 170.0);
-        let s = lag.ongoing(100.0, 3, 400.0).unwrap();
-        assert_eq!((s.start, s.lag_ms, s.slot, s.noticed_after_ms, s.at_start), (100.0, 300.0, 7, Some(60.0), true));
-        let unseen = lag.ongoing(500.0, 4, 600.0).unwrap();
-        assert_eq!((unseen.slot, unseen.noticed_after_ms, unseen.samples.len()), (4, None, 0), "not watched yet: the slot charged");
-        assert_eq!(lag.stretch_ended(100.0, 3, 400.0).unwrap().slot, 7, "reading it changed nothing");
-    }
-
-    #[test]
-    fn short_stretches_only_feed_the_histogram() {
-        let mut lag = Lag::new(50.0);
-        for i in 0..99 {
-            assert_eq!(lag.stretch_ended(i as f64 * 10.0, 0, i as f64 * 10.0 + 1.0), None);
-        }
-        let stall = lag.stretch_ended(2000.0, 4, 2080.0).unwrap();
-        assert_eq!((stall.slot, stall.noticed_after_ms, stall.stack.is_none()), (4, None, true), "unwatched: the last slot");
-        let s = lag.close_window();
-        assert_eq!((s.stretches, s.stalls), (100, 1));
-        let t = lag.totals();
-        assert_eq!((t.count, t.sum_ms), (1, 80.0), "only the stall is in the totals");
-        assert_eq!(t.le[..3], [0, 1, 1], "80 ms: above 50 ms, within 100 ms");
-        assert!((s.p50_ms - 1.0).abs() < 0.02, "{s:?}");
-        assert!((s.max_ms - 80.0).abs() < 1e-9);
-        assert_eq!(lag.close_window().stretches, 0, "windows do not carry over");
-    }
-}
+mod tests;

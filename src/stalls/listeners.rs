@@ -1,12 +1,12 @@
 //! Who is told of a stall while it lasts, by monitored thread: its stack sampler
-//! (js/stalls/sampler-worker.js, through `watchStalls`). The watch thread tells them; a thread
+//! (js/stalls/sampler-worker.js, through `listenForStalls`). The lookout thread tells them; a thread
 //! with none asks its JS for a sampler after a stall (`Shared::idle`).
 
 use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
-/// Called with the `wake` of a stall on the thread it watches, while the stall goes on.
+/// Called with the `wake` of a stall on the thread it listens to, while the stall goes on.
 pub type StallListener = Box<dyn Fn(f64) + Send + Sync>;
 
 static STALL_LISTENERS: Mutex<Option<HashMap<u32, StallListener>>> = Mutex::new(None);

@@ -1,5 +1,5 @@
 //! The N-API surface of stalls, for the stack sampler (js/stalls/sampler-worker.js): it runs on
-//! a worker of its own and names the thread it watches by id.
+//! a worker of its own and names the thread it listens to by id.
 
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
@@ -10,10 +10,10 @@ use crate::runtime::registry;
 
 use super::listeners;
 
-/// Calls `on_stall(wake)` while a stall on thread `thread_id` goes on, from the watch thread;
+/// Calls `on_stall(wake)` while a stall on thread `thread_id` goes on, from the lookout thread;
 /// the stack sampler (js/stalls/sampler-worker.js) answers with `stallStack`.
 #[napi(catch_unwind)]
-pub fn watch_stalls(thread_id: u32, on_stall: Callback<f64>) {
+pub fn listen_for_stalls(thread_id: u32, on_stall: Callback<f64>) {
     listeners::listen_for_stalls(
         thread_id,
         Some(Box::new(move |wake| {
@@ -34,5 +34,5 @@ pub fn stall_stack(thread_id: u32, wake: f64, asked: f64, answered: f64, ran_ms:
 /// Milliseconds of CPU monitored thread `thread_id` has used, or null.
 #[napi(catch_unwind)]
 pub fn thread_cpu_ms(thread_id: u32) -> Option<f64> {
-    registry::find(thread_id).and_then(|m| m.cpu?.ms())
+    registry::find(thread_id).and_then(|m| m.meter.cpu()?.ms())
 }

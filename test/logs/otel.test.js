@@ -65,6 +65,10 @@ test('a stall in a span: its event and its log record carry the span', async () 
   assert.equal(record.attributes['rloop.scope'], 'blocker');
   assert.equal(record.attributes['code.function.name'], 'busy');
   assert.ok(record.attributes['rloop.lag_ms'] >= 150);
+  // What else took its time, as the event says; the thread's CPU time is read on Linux.
+  if (process.platform === 'linux') assert.equal(typeof event.cpuMs, 'number');
+  assert.equal(record.attributes['rloop.cpu_ms'], event.cpuMs ?? undefined);
+  assert.equal(record.attributes['rloop.gc_ms'], event.gc.reduce((sum, g) => sum + g.ms, 0));
 });
 
 test('a stall outside any span: no trace, a record all the same', async () => {

@@ -1,7 +1,8 @@
 'use strict';
 // Diagnosis: what to look at first. The profile analysis's patterns (js/analyze/index.js), and what
-// the rest of the report shows: a saturated loop, stalls, slow I/O, a growing heap. The findings
-// are built once, in a voice: HTML for the page, plain text for the terminal (js/report/terminal.js).
+// the rest of the report shows: a saturated loop, stalls (and what took their time besides their
+// code), CPU taken from the busy loop, slow I/O, a growing heap. The findings are built once, in a
+// voice: HTML for the page, plain text for the terminal (js/report/terminal.js).
 
 const { esc, text } = require('../escape');
 const { MB, size, ms, num, pct, where, whereText, plural, frame, offset, maxOf } = require('../format');
@@ -10,6 +11,7 @@ const { groupBy } = require('../aggregate');
 const { topFrame } = require('../../own');
 const { list } = require('../context');
 const facts = require('../facts');
+const taken = require('../taken');
 
 const RANK = { critical: 0, warning: 1, info: 2, ok: 3 };
 const BLOCKED_SHARE = 0.2; // of a slow wait spent in the app's own stalls, from which they come first
@@ -82,6 +84,11 @@ function stalls(ctx, v) {
   const [scope] = groupBy(ranked, (e) => e.scope ?? null, appMs);
   const [place] = groupBy(ranked.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), appMs);
   const since = ranked === after ? 'after start-up, ' : '';
+  const time = taken.ofStalls(ranked);
+  const why = taken.caveat(time);
+  const placeWhy = place ? taken.caveat(taken.ofStalls(place.items)) : null;
+  const of = time.measuredMs >= time.lagMs - 1 ? `their ${ms(time.measuredMs)}` : `the ${ms(time.measuredMs)} of them measured`;
+  const inThem = taken.words(time, of);
   return {
     severity: !(worst > 0) ? 'info' : worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
@@ -89,11 +96,44 @@ function stalls(ctx, v) {
       + (own > 0 ? ` (not counting ${plural(own, 'stall')} of rloop's own, starting the CPU profile)` : '')
       + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, appMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
       + `; ${since}by scope, the most lag was in ${v.scope(ctx, scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
-      + (place ? `; by code, in ${v.frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)}).` : '.'),
+      + (place ? `; by code, in ${v.frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)})` : '')
+      + (placeWhy ? `, but ${v.esc(placeWhy)}.` : '.')
+      + (inThem ? ` In ${since ? 'those' : 'the'} stalls, ${v.esc(inThem)}.` : ''),
     location: place ? v.where(topFrame(place.items[0].stack)) : null,
-    suggestion: 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.'
+    suggestion: (why ? `${notTheCode(time)} ` : '')
+      + 'Nothing else runs while the loop is stalled: split the synchronous work into chunks that yield (setImmediate), or move it to a worker thread.'
       + (startUp.length > 0 ? ' RLOOP_DELAY starts a zero-code capture after the start-up.' : ''),
     section: 'lag',
+  };
+}
+
+/** What to do first when most of the stalls' time was not their code's (`taken.caveat` said so). */
+function notTheCode(time) {
+  if (time.gcMs >= taken.MOSTLY * time.lagMs) {
+    return 'Most of the stalls\' time was garbage collection: allocate less in the code that runs then, or look at the heap\'s size (Memory).';
+  }
+  return time.throttledMs >= taken.notRan(time).waitedMs
+    ? 'Most of the stalls\' time the thread was held back by its CPU quota (a container\'s CPU limit, cpu.max): raise the quota or lower the load first; cheaper code shortens these stalls less than it seems.'
+    : 'Most of the stalls\' time the thread did not run: waiting for a CPU on a busy machine, or in a system call (synchronous I/O, a child process): give the process CPU, or find the blocking call.';
+}
+
+/**
+ * The busy loop's CPU taken away: the windows' busy time the thread did not run (throttled by a
+ * CPU quota, waiting for a CPU), which every busy time of the report (ELU, scopes, stalls) counts
+ * as if the code ran. A warning when the quota took most of it.
+ */
+function cpuTaken(ctx, v) {
+  const t = taken.ofWindows(ctx.r.elu?.windows);
+  if (!(t.notRanMs >= 100 && t.notRanMs >= 0.2 * t.busyMs)) return null;
+  const quota = t.throttledMs >= t.notRanMs / 2;
+  return {
+    severity: quota ? 'warning' : 'info',
+    title: 'CPU taken away.',
+    message: `${v.esc(taken.windowWords(t)).replace(/^t/, 'T')}. Busy time per scope, ELU and stalls count that time as the code's: it ran for less.`,
+    suggestion: quota
+      ? 'The process used up its CPU quota (a container\'s CPU limit, cpu.max): raise it, or spread the load, before making the code cheaper.'
+      : 'Other work on the machine held the thread back (or it sat in system calls): compare with a quieter machine before making the code cheaper.',
+    section: 'elu',
   };
 }
 
@@ -186,7 +226,7 @@ function patterns(ctx, v) {
 
 /** The findings, most severe first, in voice `v` (VOICES.html or VOICES.text). */
 function findings(ctx, v) {
-  const found = [loop(ctx, v), stalls(ctx, v), slowIo(ctx, v), heapGrowth(ctx), ...patterns(ctx, v)].filter(Boolean);
+  const found = [loop(ctx, v), stalls(ctx, v), cpuTaken(ctx, v), slowIo(ctx, v), heapGrowth(ctx), ...patterns(ctx, v)].filter(Boolean);
   return found.sort((a, b) => (RANK[a.severity] ?? RANK.info) - (RANK[b.severity] ?? RANK.info));
 }
 

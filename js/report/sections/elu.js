@@ -1,6 +1,7 @@
 'use strict';
 // ELU by scope: busy time per scope over the capture (a sortable table with each scope's worst
-// keys), and per window as stacked bars: which scope kept the loop busy, and when.
+// keys), and per window as stacked bars: which scope kept the loop busy, and when, and how much
+// of it the thread ran (js/report/taken.js).
 
 const { esc, text } = require('../escape');
 const { maxOf, ms, num, offset, pct } = require('../format');
@@ -8,6 +9,7 @@ const { plot, chart, hoverColumns, coord } = require('../svg');
 const { table, bar, empty, capped } = require('../table');
 const { list, OTHER_COLOR, UNATTRIBUTED_COLOR, PALETTE } = require('../context');
 const facts = require('../facts');
+const taken = require('../taken');
 
 const MAX_COLUMNS = 120;
 const MAX_ROWS = 200;
@@ -80,7 +82,7 @@ function columns(ctx, windows, series) {
     const durationMs = group.reduce((sum, w) => sum + (Number(w.durationMs) || 0), 0);
     const startS = (group[0].start - ctx.start) / 1000;
     // A window that began before the capture is drawn from the capture's start.
-    out.push({ start: Math.max(0, startS), end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs, early: startS < 0 ? -startS : 0 });
+    out.push({ start: Math.max(0, startS), end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs, early: startS < 0 ? -startS : 0, cpu: taken.ofWindows(group) });
   }
   return { per, columns: out };
 }
@@ -144,6 +146,7 @@ function stackedTimeline(ctx, elu, windows) {
       `${offset(c.start)} to ${offset(c.end)}: loop busy ${num(acc, 1)} %`,
       ...(c.partial ? ['the capture ended inside this window: its part, from the capture\'s totals'] : []),
       ...(c.early > 0 ? [`the window began ${num(c.early, 2)} s before the capture`] : []),
+      ...(c.cpu?.windows > 0 ? [`thread CPU ${ms(c.cpu.cpuMs)}${c.cpu.throttledMs >= 0.5 ? `, throttled ${ms(c.cpu.throttledMs)}` : ''}`] : []),
       ...parts.map(([j, b]) => `${series[j].label}: ${num(c.durationMs > 0 ? (100 * b) / c.durationMs : 0, 1)} % (${ms(b)})`),
     ]);
   }
@@ -158,9 +161,13 @@ function render(ctx) {
   const elu = ctx.r.elu;
   if (!elu) return empty('The report holds no ELU data.');
   const windows = list(elu.windows).filter((w) => Number.isFinite(w.start) && Number.isFinite(w.end));
+  const cpu = taken.ofWindows(windows);
   const head = `<p class="facts"><span>thread busy <b>${ms(elu.thread?.busyMs)}</b></span><span>ELU <b>${pct(elu.thread?.elu)}</b></span>`
     + `<span>unattributed <b>${ms(elu.unattributed?.busyMs)}</b></span><span>window <b>${ms(elu.windowMs)}</b></span>`
-    + `<span>windows <b>${num(windows.length)}</b></span></p>`;
+    + `<span>windows <b>${num(windows.length)}</b></span>`
+    + (cpu.windows > 0 ? `<span>thread CPU <b>${ms(cpu.cpuMs)}</b></span><span>busy, not running <b>${ms(cpu.notRanMs)}</b></span>` : '')
+    + (cpu.throttledMs >= 0.5 ? `<span>throttled <b>${ms(cpu.throttledMs)}</b></span>` : '') + '</p>'
+    + (cpu.notRanMs >= 1 ? `<p class="muted">${esc(taken.windowWords(cpu).replace(/^t/, 'T'))}: the busy times below count it as the scopes' own.</p>` : '');
   const timelinePart = windows.length > 0
     ? stackedTimeline(ctx, elu, windows)
     : empty(`No window closed during the capture: the monitor's window (${ms(elu.windowMs)}) is longer than the capture (${ms(ctx.r.meta?.durationMs)}).`);

@@ -1,6 +1,8 @@
 'use strict';
 // Lag: each stall of the loop on a timeline (a dot sized by how long it lasted; hover for its
-// scope and stack), and stalls summed by scope and by the code that was running.
+// scope and stack), and stalls summed by scope and by the code that was running; with each
+// stall, how much of it the thread ran and what collected garbage (js/report/taken.js), said
+// beside any code named for stalls mostly not that code's.
 
 const { esc, text } = require('../escape');
 const { clock, frame, frameText, maxOf, ms, num, offset, plural } = require('../format');
@@ -11,6 +13,7 @@ const { groupBy } = require('../aggregate');
 const { list } = require('../context');
 const { topFrame } = require('../../own');
 const facts = require('../facts');
+const taken = require('../taken');
 
 const MAX_DOTS = 500;
 const MAX_ROWS = 25;
@@ -35,6 +38,8 @@ function timeline(ctx, events, thresholdMs) {
         `scope: ${ctx.scopeText(e.scope)}${e.key === null || e.key === undefined ? '' : `, key ${e.key}`}`,
         ...(e.native ? [`in native ${e.native} work`] : []),
         ...(e.rloopMs > 0 ? [`${ms(e.rloopMs)} of it rloop starting the CPU profile`] : []),
+        ...[taken.words(taken.ofStall(e))].filter(Boolean),
+        ...[taken.caveat(taken.ofStall(e))].filter(Boolean).map((why) => `not all its code's: ${why}`),
         ...(e.stackFrom === 'profile' && stack.length > 0 ? [FROM_PROFILE] : []),
         ...(stack.length > 0 ? stack.slice(0, TIP_FRAMES).map((f) => `  ${frameText(f)}`) : [noStack(e)]),
         ...(topFrame(e.stackBefore) ? [`${BEFORE} ${frameText(topFrame(e.stackBefore))}`] : []),
@@ -56,6 +61,12 @@ function noStack(e) {
 /** The part of a stall that was rloop's own work, as a muted line. */
 function ownWork(e) {
   return e.rloopMs > 0 ? `<br><span class="muted">${ms(e.rloopMs)} of it rloop starting the CPU profile</span>` : '';
+}
+
+/** How much of a stall the thread ran, and its GC, as a muted line. */
+function thread(e) {
+  const said = taken.words(taken.ofStall(e));
+  return said ? `<br><span class="muted">${esc(said)}</span>` : '';
 }
 
 /** Who ran inside a stall, as text: "a 200 ms, b 50 ms". */
@@ -84,8 +95,9 @@ function byLocation(ctx, events) {
     rows: groups.slice(0, MAX_ROWS).map((g) => {
       const f = topFrame(g.items[0].stack);
       const scopes = [...new Set(g.items.map((e) => e.scope ?? null))];
+      const why = f ? taken.caveat(taken.ofStalls(g.items)) : null;
       return [
-        f ? frame(f) : '<span class="muted">no stack taken</span>',
+        (f ? frame(f) : '<span class="muted">no stack taken</span>') + (why ? `<br><span class="muted">but ${esc(why)}</span>` : ''),
         [num(g.count), g.count], [ms(g.total), g.total], [ms(g.max), g.max],
         scopes.slice(0, 2).map((s) => ctx.scope(s)).join(', ') + (scopes.length > 2 ? ` <span class="muted">+${scopes.length - 2} more</span>` : ''),
       ];
@@ -100,7 +112,7 @@ function worst(ctx, events) {
     columns: [{ label: 'At', num: true }, { label: 'Lag', num: true }, { label: 'Scope' }, { label: 'Key' }, { label: 'Stack' }],
     rows: top.map((e) => [
       [offset((e.at - ctx.start) / 1000) + (e.atStart ? ' <span class="muted">(start-up)</span>' : ''), e.at],
-      [ms(e.lagMs) + (e.ongoing ? ' <span class="muted">(still going on)</span>' : '') + ownWork(e), e.lagMs],
+      [ms(e.lagMs) + (e.ongoing ? ' <span class="muted">(still going on)</span>' : '') + ownWork(e) + thread(e), e.lagMs],
       ctx.scope(e.scope) + (inside(ctx, e) ? `<br><span class="muted">inside: ${esc(inside(ctx, e))}</span>` : ''),
       e.key === null || e.key === undefined ? '' : text(e.key, 80),
       (e.native ? `<span class="muted">native ${esc(e.native)} work</span><br>` : '') + stackCell(e),
@@ -116,7 +128,9 @@ const BEFORE = 'ran just before it:';
 function stackCell(e) {
   if (list(e.stack).length > 0) {
     const from = e.stackFrom === 'profile' ? `<span class="muted">${esc(FROM_PROFILE)}</span><br>` : '';
-    return from + stackDetails(e.stack, esc(frameText(topFrame(e.stack)))) + ranBefore(e);
+    const why = taken.caveat(taken.ofStall(e));
+    const notAll = why ? `<span class="muted">not all this code's: ${esc(why)}</span><br>` : '';
+    return notAll + from + stackDetails(e.stack, esc(frameText(topFrame(e.stack)))) + ranBefore(e);
   }
   const seen = list(e.stackSeen).length > 0 ? stackDetails(e.stackSeen, 'frames that ran after it') : '';
   return `<span class="muted">${esc(noStack(e))}</span>${seen}`;

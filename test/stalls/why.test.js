@@ -1,0 +1,153 @@
+'use strict';
+// A stall says what else took its time: how much of it the thread ran, what a CPU quota
+// throttled (a real cgroup), and its garbage collections; each checked against what the app
+// measured itself around the blocking call (test/fixtures/stall-time-app.js), and said in the
+// report's words wherever the stall's code is named.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { constants } = require('node:perf_hooks');
+const { renderHtml } = require('../../js/report/html');
+const { formatReport, lagLine, palette } = require('../../js/report/terminal');
+const { findings, VOICES } = require('../../js/report/sections/diagnosis');
+const { context } = require('../../js/report/context');
+const { ms } = require('../../js/report/format');
+const { assertValidReport } = require('../fixtures/report');
+
+const APP = path.join(__dirname, '..', 'fixtures', 'stall-time-app.js');
+const LINUX = process.platform === 'linux';
+const plain = (html) => html.replace(/<[^>]+>/g, ' ').replace(/&#39;/g, "'").replace(/\s+/g, ' ');
+
+/** Where cgroup v1's cpu controller is mounted, or why there is none to test with. */
+function cpuController() {
+  if (!LINUX) return { why: 'not Linux: no cgroups' };
+  if (process.getuid() !== 0) return { why: 'not root: cannot make a cgroup' };
+  const line = fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => / - cgroup \S+ .*\bcpu\b/.test(l.replace(/,/g, ' ')));
+  const dir = line?.split(' ')[4];
+  return dir && fs.existsSync(path.join(dir, 'cpu.cfs_quota_us')) ? { dir } : { why: 'the kernel gives no cgroup v1 cpu controller' };
+}
+const controller = cpuController();
+
+/** This process's own cgroup in the cpu controller (its children start in it). */
+function ownGroup() {
+  const rel = /^\d+:(?:[^:]*,)?cpu(?:,[^:]*)?:(.*)$/m.exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))?.[1] ?? '/';
+  return path.join(controller.dir, rel);
+}
+
+/** Runs the app with `stall`; `group`, a cgroup directory to put it into before rloop starts. */
+function run(stall, { group = null, flags = [] } = {}) {
+  const stat = controller.dir ? path.join(group ?? ownGroup(), 'cpu.stat') : '';
+  const child = spawn(process.execPath, [...flags, APP], { env: { ...process.env, STALL: stall, CPU_STAT: stat }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  if (group) fs.writeFileSync(path.join(group, 'cgroup.procs'), String(child.pid));
+  child.stdin.write('go\n');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) return reject(new Error(`app exited ${code}\n${err}`));
+      const r = JSON.parse(out);
+      assertValidReport(r.report);
+      resolve(r);
+    });
+  });
+}
+
+const stallOf = (r, scope) => {
+  const e = r.report.lag.events.find((x) => x.scope === scope);
+  assert.ok(e, `a stall in ${scope}: ${JSON.stringify(r.report.lag.events.map((x) => [x.scope, x.lagMs]))}`);
+  assert.deepStrictEqual(r.events.find((x) => x.scope === scope && x.at === e.at)?.gc, e.gc, "the 'lag' event says what the report does");
+  return e;
+};
+
+/**
+ * The stall's CPU time and throttling against the app's own readings: those around the call
+ * inside it, and those from the end of the callback before it to a setImmediate after it, which
+ * hold the stall and rloop's readings of it. The cgroup counts throttling per CPU, and rloop keeps
+ * it within the time the thread did not run.
+ */
+function assertMeasured(e, own) {
+  const { outer } = own;
+  console.log(`# ${e.scope}: stall ${e.lagMs.toFixed(1)} ms, ran ${e.cpuMs.toFixed(2)}, throttled ${e.throttledMs?.toFixed(2)}; the app: `
+    + `call ${own.wallMs.toFixed(1)} ms, ran ${own.cpuMs.toFixed(2)} (${outer.cpuMs.toFixed(2)} around the stall), throttled ${own.throttledMs?.toFixed(2)} (${outer.throttledMs?.toFixed(2)})`);
+  assert.ok(e.lagMs >= own.wallMs, `the stall (${e.lagMs} ms) holds the call (${own.wallMs} ms)`);
+  assert.strictEqual(e.cpuFromMs, 0, 'read while idle before it: measured whole');
+  // Both read the same counters, in ns and µs: equal up to rounding.
+  const close = 1e-6;
+  assert.ok(e.cpuMs >= own.cpuMs - close && e.cpuMs <= outer.cpuMs + close, `cpuMs ${e.cpuMs}: the app read ${own.cpuMs} in the call, ${outer.cpuMs} around the stall`);
+  if (own.throttledMs === null) return;
+  const least = Math.min(own.throttledMs, e.lagMs - e.cpuMs);
+  assert.ok(e.throttledMs >= least - close && e.throttledMs <= outer.throttledMs + close, `throttledMs ${e.throttledMs}: the app read ${own.throttledMs} in the call, ${outer.throttledMs} around the stall`);
+}
+
+test('a stall under a CPU quota: what the thread ran and what the quota throttled, as the app measured them', { skip: controller.why }, async (t) => {
+  const group = path.join(controller.dir, `rloop-test-${process.pid}`);
+  fs.mkdirSync(group);
+  t.after(() => fs.rmdirSync(group));
+  fs.writeFileSync(path.join(group, 'cpu.cfs_period_us'), '100000');
+  fs.writeFileSync(path.join(group, 'cpu.cfs_quota_us'), '20000'); // 20 % of a CPU
+  const r = await run('spin', { group });
+  const e = stallOf(r, 'spin');
+  const own = r.own.spin;
+  assert.ok(own.throttledMs >= 50, `the quota held the app back: ${JSON.stringify(own)}`);
+  assertMeasured(e, own);
+  assert.ok(e.throttledMs >= 50);
+
+  // The windows read the same counter: they hold the stall's throttling.
+  const windows = r.report.elu.windows;
+  assert.ok(windows[0].start <= e.at && e.at + e.lagMs <= windows[windows.length - 1].end, 'the stall lies within the windows');
+  const throttled = windows.reduce((sum, w) => sum + w.thread.throttledMs, 0);
+  assert.ok(throttled >= e.throttledMs - 0.1, `windows ${throttled} ms, the stall ${e.throttledMs} ms`);
+
+  // Said wherever the stall is: the live line names its code with why most of it was not.
+  const line = lagLine(e, palette(false));
+  assert.match(line, /at spin .*stall-time-app\.js:\d+ {2}\(but the thread ran only [\d.]+ % of that time: /, line);
+  const html = renderHtml(r.report);
+  const lag = plain(html.slice(html.indexOf('id="lag"')));
+  assert.ok(lag.includes(`the thread ran ${ms(e.cpuMs)} of it, throttled ${ms(e.throttledMs)} by its CPU quota`), lag);
+  const said = findings(context(r.report), VOICES.text);
+  const stalls = said.find((f) => f.title === 'Loop stalls.');
+  assert.match(stalls.message, /by code, in spin .*, but the thread ran only [\d.]+ % of that time: /, stalls.message);
+  assert.match(stalls.message, / throttled [\d,.]+ ms by its CPU quota/);
+  const taken = said.find((f) => f.title === 'CPU taken away.');
+  assert.match(taken?.message ?? '', /at least [\d,.]+ ms of its busy time it did not run, [\d,.]+ ms of it throttled by its CPU quota/, JSON.stringify(said));
+  assert.match(formatReport(r.report), /CPU taken away\./, 'the terminal says it as the page does');
+});
+
+test(`no CPU quota: the stall's CPU time as the app measured it, throttled ${controller.dir ? 'as its own cgroup counted' : 'unknown (no cpu controller)'}; a stall asleep ran next to nothing`, { skip: !LINUX && 'thread CPU time is read on Linux only' }, async () => {
+  if (controller.why) console.log(`# no cgroup to put the app in (${controller.why}): the stall's throttling is unknown`);
+  const r = await run('spin');
+  const e = stallOf(r, 'spin');
+  assertMeasured(e, r.own.spin);
+  if (!controller.dir) assert.strictEqual(e.throttledMs, null, 'no cgroup counts it: unknown');
+  const sleep = stallOf(r, 'sleep');
+  assertMeasured(sleep, r.own.sleep);
+  assert.ok(sleep.cpuMs < 0.1 * sleep.lagMs, `asleep: ${sleep.cpuMs} of ${sleep.lagMs} ms`);
+  assert.match(lagLine(sleep, palette(false)), /\(but the thread ran only [\d.]+ % of that time: it waited [\d,.]+ ms for a CPU or in a system call\)$/);
+  assert.ok(r.report.elu.windows.every((w) => w.thread.cpuMs >= 0 && w.thread.cpuMs <= w.durationMs * 1.001), 'each window: its thread CPU time, never more than its span');
+});
+
+test('a forced GC in a scope: its kind and time, as Node\'s own gc entries say', async () => {
+  const r = await run('gc', { flags: ['--expose-gc'] });
+  const e = stallOf(r, 'collect');
+  const start = e.at - r.timeOrigin;
+  const inside = r.own.gc.filter((g) => g.startTime >= start && g.startTime + g.duration <= start + e.lagMs && g.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
+  assert.strictEqual(inside.length, 1, JSON.stringify(r.own.gc));
+  const major = e.gc.find((g) => g.kind === 'major');
+  assert.ok(major, JSON.stringify(e.gc));
+  assert.strictEqual(major.count, 1);
+  console.log(`# collect: stall ${e.lagMs.toFixed(1)} ms, major GC ${major.ms.toFixed(2)} ms; Node's entry ${inside[0].duration.toFixed(2)} ms, the call ${r.own.collect.wallMs.toFixed(1)} ms`);
+  // Both are read in V8's GC callbacks, Node's and rloop's side by side.
+  assert.ok(Math.abs(major.ms - inside[0].duration) <= 1, `rloop ${major.ms} ms, Node ${inside[0].duration} ms`);
+  assert.ok(major.ms <= r.own.collect.wallMs + 0.1 && major.ms >= 0.5 * e.lagMs, `${major.ms} ms of the stall's ${e.lagMs}`);
+  const line = lagLine(e, palette(false));
+  assert.match(line, /\(but [\d.]+ % of that time was garbage collection: major GC [\d,.]+ ms/, line);
+  const html = renderHtml(r.report);
+  assert.ok(plain(html.slice(html.indexOf('id="lag"'))).includes(`major GC ${ms(major.ms)}`), 'the Lag section says it');
+});
