@@ -299,6 +299,8 @@ export interface SlowIoEvent {
   error?: string;
   durationMs: number;
   at: number;
+  /** Outgoing operations that ended: ms the loop had run in the stretch that read the end, before reading it (since it woke). */
+  stretchMs?: number;
   /** The caller's frames, user code first. */
   stack: Frame[];
   scope: string | null;

@@ -21,7 +21,7 @@ const AREAS = {
   },
   auto: { timed: ['http', 'scopes', 'timers'], shared: [] },
   stalls: { timed: ['lag', 'stack-before', 'why'], shared: [] },
-  io: { timed: ['io'], shared: [] },
+  io: { timed: ['io', 'other-side'], shared: [] },
   logs: { timed: ['otel'], shared: [] },
   capture: { timed: ['capture', 'heap', 'partial'], shared: ['heap-profile', 'heap-startup', 'source-maps'] },
   analyze: { timed: ['analyze', 'packages'], shared: ['flame', 'pprof'] },

@@ -295,11 +295,16 @@ function running() {
   return R[0];
 }
 
+/** How long the loop has run in its current stretch, ms: since it woke (0 while idle). */
+function inStretch(at) {
+  return R[0] < 0 ? 0 : at - L[WAKE];
+}
+
 /** The seq of the running monitor's open window (its addon stores it as it closes one); -1 with none. */
 function openWindowSeq() {
   return L[WINDOW];
 }
 
 module.exports = {
-  UNATTRIBUTED, state, context, keyContext, owns, moveKey, isContext, ofMonitor, begin, after, enterCharged, restoreCharged, retag, atWake, use, release, recordTimeline, running, openWindowSeq,
+  UNATTRIBUTED, state, context, keyContext, owns, moveKey, isContext, ofMonitor, begin, after, enterCharged, restoreCharged, retag, atWake, use, release, recordTimeline, running, inStretch, openWindowSeq,
 };

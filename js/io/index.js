@@ -19,6 +19,8 @@ const { httpTarget, fetchTarget, failedTarget, hostPort, errorName, captureStack
 const { Pending } = require('./pending');
 const { Totals } = require('./totals');
 const { wakeAt, stopWaking } = require('../attribution/wakers');
+const { inStretch } = require('../attribution/charge');
+const { round } = require('../round');
 const { activeTrace } = require('../trace');
 const { attempt, swallowed } = require('../attempt');
 
@@ -109,7 +111,8 @@ function track(options) {
     if (stopped) return;
     const told = pending.delete(rec);
     if (own(rec)) return;
-    const ms = now() - rec.t0;
+    const at = now();
+    const ms = at - rec.t0;
     const clipped = clip(where);
     const failed = error !== undefined || status >= 500;
     // An incoming request is summed by its route where known: one row per route, not per path.
@@ -119,6 +122,9 @@ function track(options) {
     for (const c of collectors) c.add(rec.type, summed, ms, failed, route);
     if (ms < thresholdMs) return;
     const event = slowEvent(rec, method, clipped, status, error, ms);
+    // Where the loop read an outgoing operation's end: the report tells from it whether a stall
+    // ended just as the loop woke to read it, the one stall that may have held it.
+    if (rec.type !== 'http-in') event.stretchMs = round(inStretch(at), 3);
     if (told) event.reportedPending = true;
     onSlow(event);
   }

@@ -2,8 +2,9 @@
 // The numbers more than one part of the page states, computed once, so the summary cards, the
 // diagnosis and each section agree: stalls (count, longest, p99), slow I/O by side, the
 // profile's busy time (the basis of every CPU share), the capture's span, how much of a
-// slow operation's wait the app's own stalls account for, slow operations by target (incoming
-// requests by route), and the heap's growth with the part that was the app's start-up.
+// slow operation's wait the app's own stalls account for and how long they may have held its
+// response, slow operations by target (incoming requests by route), and the heap's growth with
+// the part that was the app's start-up.
 
 const { list } = require('./context');
 const { groupBy } = require('./aggregate');
@@ -148,6 +149,46 @@ function stalledDuring(events, stallEvents) {
   return { ms: each.reduce((sum, e) => sum + e.ms, 0), stalls, events: each };
 }
 
+const WOKE_MS = 5; // a stall that ended this close before the loop woke to read a response ran into that wake
+
+/**
+ * How much of each outgoing wait (`events`, each from `at` for `durationMs`, its end read then)
+ * the app's own loop may have held its response: one is read at the first poll after it arrives,
+ * so only the stall it arrived in delays it, and stalls that ended before it came held nothing.
+ * Where the loop woke into the stretch that read it is known (`stretchMs` before the read), that
+ * stall is one that ran up to the wake or holds the read; the response came no earlier than its
+ * start (or the wait's; without one, the wake), no later than the read. Where the wake is not
+ * known (older reports), the last stall begun before the read and ended at most `gapMs` before
+ * it (the lag threshold: a stretch that is no stall is shorter). `heldMs` the most they may have
+ * held, summed; `stalls` how many stalls may have held one. A pending operation's response was
+ * never read: none held.
+ */
+function heldResponses(events, stallEvents, gapMs) {
+  const { starts, ends, counts } = spans(stallEvents);
+  const hit = new Set();
+  let heldMs = 0;
+  for (const e of events) {
+    const read = e.at + e.durationMs;
+    if (e.state === 'pending' || !finite(read)) continue;
+    const woke = finite(e.stretchMs) ? read - Math.max(0, e.stretchMs) : null;
+    let lo = 0; // the first span that starts at or after the read
+    let hi = starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid] < read) lo = mid + 1;
+      else hi = mid;
+    }
+    const i = lo - 1;
+    const ran = i >= 0 && (woke === null ? read - Math.min(read, ends[i]) <= gapMs : ends[i] >= woke - WOKE_MS);
+    const from = ran ? Math.max(e.at, starts[i]) : woke ?? read;
+    if (ran && read > from) hit.add(i);
+    heldMs += Math.max(0, read - from);
+  }
+  let stalls = 0;
+  for (const i of hit) stalls += counts[i];
+  return { heldMs, stalls };
+}
+
 /**
  * Heap used's growth over the capture, bytes: `total`, and when the capture held the app's
  * start-up (`heap.startUp`), `startUp` the part up to its end and `after` the rest, the part a
@@ -162,4 +203,4 @@ function heapGrowth(report) {
   return { total, startUp: up.heapUsed - start, after: heap.end.heapUsed - up.heapUsed, startUpAt: up.at };
 }
 
-module.exports = { stalls, slowIo, targetOf, byTarget, busyMs, busyPercent, spanS, stalledDuring, heapGrowth, INCOMING };
+module.exports = { stalls, slowIo, targetOf, byTarget, busyMs, busyPercent, spanS, stalledDuring, heldResponses, heapGrowth, INCOMING };

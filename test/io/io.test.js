@@ -110,13 +110,15 @@ function lineOf(mark, file = __filename) {
 
 /** One slow event checked field by field; `caller` is the marked line its first frame must be. */
 function assertEvent(event, expected, { since, until = epochMs(), caller, file = __filename }) {
-  const { durationMs, at, stack, ...rest } = event;
+  const { durationMs, at, stack, stretchMs, ...rest } = event;
   // No OpenTelemetry here: no span (test/logs/otel.test.js has one).
   assert.deepEqual(rest, { scope: 'caller', key: 'k1', trace: null, ...expected });
   const optional = ['status', 'error'].filter((k) => k in expected);
-  const order = ['type', 'method', 'target', ...optional, 'durationMs', 'at', 'stack', 'scope', 'key', 'trace'];
+  const read = event.type !== 'http-in' && event.state !== 'pending'; // an outgoing end the loop read
+  const order = ['type', 'method', 'target', ...optional, 'durationMs', 'at', 'stack', 'scope', 'key', 'trace', ...(read ? ['stretchMs'] : [])];
   assert.deepEqual(Object.keys(event), order, 'field order');
   assert.ok(durationMs >= THRESHOLD_MS && durationMs < 5000, `durationMs ${durationMs}`);
+  if (read) assert.ok(stretchMs >= 0 && stretchMs < durationMs, `stretchMs ${stretchMs}`);
   // On rloop's time base (js/clock.js): Date.now() moves against it when the wall clock steps.
   assert.ok(at >= since - 5 && at + durationMs <= until + 5, `at ${at}: it ran between ${since} and ${until}`);
   const json = JSON.stringify(event);

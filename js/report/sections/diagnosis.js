@@ -14,7 +14,7 @@ const facts = require('../facts');
 const taken = require('../taken');
 
 const RANK = { critical: 0, warning: 1, info: 2, ok: 3 };
-const BLOCKED_SHARE = 0.2; // of a slow wait spent in the app's own stalls, from which they come first
+const BLOCKED_SHARE = 0.2; // of a slow wait the app's own stalls may have held, from which they come first
 // The profile's patterns by id, titled as the page's own findings are.
 const TITLES = {
   'cpu-hog': 'CPU hog.',
@@ -137,18 +137,32 @@ function cpuTaken(ctx, v) {
   };
 }
 
+const held = (heldMs, stalls) => (stalls > 0 ? `: ${plural(stalls, 'stall')} may have held one, ${ms(heldMs)} at most, so` : ', and none was under way as one was read:');
+
+/** `lo` to `hi` ms, one figure where they are less than 1 ms apart or round alike. */
+function range(lo, hi) {
+  const [a, b] = [ms(lo), ms(hi)];
+  if (a === b || hi - lo < 1) return b;
+  return a.endsWith(' ms') && b.endsWith(' ms') ? `${a.slice(0, -3)}–${b}` : `${a}–${b}`;
+}
+
 /**
  * Slow I/O, outgoing and incoming apart (an incoming request waiting on an outgoing call is one
  * wait, seen from both sides), and how much of the costliest target's wait was the app's own
- * loop stalled: a response that arrives during a stall waits for the loop to read it.
+ * loop stalled. Of an outgoing wait only the stall its response arrived in delayed it (it waits
+ * for the loop to read it): the other side's time is a range, from the wait less the most that
+ * stall may have held it to the whole wait.
  */
 function slowIo(ctx, v) {
   const io = facts.slowIo(ctx.r);
   if (!io.enabled || io.events.length === 0) return null;
   const side = io.outgoing.length > 0 ? io.outgoing : io.incoming;
   const [top] = facts.byTarget(side);
-  const { ms: blockedMs, stalls: overlapping } = facts.stalledDuring(top.items, facts.stalls(ctx.r).events);
+  const st = facts.stalls(ctx.r);
+  const { ms: blockedMs, stalls: overlapping } = facts.stalledDuring(top.items, st.events);
   const share = top.total > 0 ? blockedMs / top.total : 0;
+  const out = io.outgoing.length > 0;
+  const { heldMs, stalls: holding } = out ? facts.heldResponses(top.items, st.events, st.thresholdMs) : { heldMs: blockedMs, stalls: overlapping };
   const counts = [
     io.outgoing.length > 0 ? `${plural(io.outgoing.length, 'outgoing operation')} took ${ms(io.thresholdMs)} or more` : '',
     io.incoming.length > 0 ? `${plural(io.incoming.length, 'incoming request')} took as long to answer` : '',
@@ -156,14 +170,14 @@ function slowIo(ctx, v) {
   const dropped = io.dropped > 0 ? ` (and ${plural(io.dropped, 'more slow operation')} not kept)` : '';
   const blocked = blockedMs > 0
     ? ` Of their ${ms(top.total)} of waiting, ${ms(blockedMs)} (${pct(share)}) was this app's own loop stalled (${plural(overlapping, 'stall')} overlapped them)`
-      + (share >= BLOCKED_SHARE && io.outgoing.length > 0 ? `: the other side took about ${ms((top.total - blockedMs) / top.count)} a call.` : '.')
+      + (out ? `. A response waits only for a stall it arrives in${held(heldMs, holding)} the other side took about ${range((top.total - heldMs) / top.count, top.total / top.count)} a call.` : '.')
     : ' No stall of the loop overlapped them.';
-  const own = share >= BLOCKED_SHARE;
-  const where = io.outgoing.length > 0 ? 'remote side' : 'code that answers them';
+  const own = top.total > 0 && heldMs / top.total >= BLOCKED_SHARE;
+  const where = out ? 'remote side' : 'code that answers them';
   return {
     severity: 'warning',
     title: 'Slow I/O.',
-    message: `${counts}${dropped}. The costliest ${io.outgoing.length > 0 ? 'target' : 'endpoint'} is ${v.text(top.items[0].type)} ${v.text(facts.targetOf(top.items[0]))} `
+    message: `${counts}${dropped}. The costliest ${out ? 'target' : 'endpoint'} is ${v.text(top.items[0].type)} ${v.text(facts.targetOf(top.items[0]))} `
       + `(${num(top.count)} slow, longest ${ms(top.max)}).${blocked}`,
     suggestion: own
       ? `Fix the loop's stalls first (see Lag): while the loop is blocked no response is read, so the waits look longer than the ${where} made them. `
