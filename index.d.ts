@@ -115,8 +115,12 @@ export interface Window {
   durationMs: number;
   /** Only in a long capture's report: the closed windows this one stands for (≥ 2; docs/report-schema.md). */
   merged?: number;
-  /** The thread's busy time: the sum of scopes and unattributed. */
-  thread: { elu: number; busyMs: number };
+  /**
+   * The thread's busy time: the sum of scopes and unattributed. In a capture's report, `rloopMs`
+   * is rloop's own work in the window (CPU profiles starting and stopping, a pulled profile
+   * answered), left out of busyMs, elu and unattributed.
+   */
+  thread: { elu: number; busyMs: number; rloopMs?: number };
   /** Busy time outside every scope. */
   unattributed: ScopeWindow;
   /** Scopes charged in the window, busiest first. '(other)' collects scopes past maxScopes. */
@@ -358,7 +362,8 @@ export interface Report {
   };
   elu: {
     windowMs: number;
-    thread: { busyMs: number; elu: number };
+    /** `rloopMs`: rloop's own work during the capture, left out of busyMs, elu and unattributed (docs/report-schema.md). */
+    thread: { busyMs: number; elu: number; rloopMs?: number };
     unattributed: { busyMs: number; elu: number; calls: number };
     scopes: { name: string; busyMs: number; elu: number; calls: number }[];
     windows: Window[];

@@ -19,6 +19,7 @@ const { study, frameOf } = require('../analyze');
 const { flameTree } = require('../analyze/flame');
 const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
+const { ownWithin } = require('./own-work');
 const { withOriginals } = require('./source-maps');
 const { buildReport, reportDraft } = require('../report/build');
 const { renderJson } = require('../report/json');
@@ -30,13 +31,13 @@ const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (
 const HEAP_EVERY_MS = 1000;
 
 /**
- * Says how much of each stall was rloop starting the CPU profile: V8 walks all code for it,
- * synchronously, 50–250 ms in a large app. The time is unattributed (js/monitor.js), not the app's.
+ * Says how much of each stall was rloop's own work (`own`: its spans, js/capture/own-work.js),
+ * such as a CPU profile starting or stopping: V8 walks all code for it, synchronously, 50–250 ms
+ * in a large app. The time is unattributed (js/monitor.js), not the app's.
  */
-function markOwnWork(events, span) {
-  if (span === null) return;
+function markOwnWork(events, own) {
   for (const e of events) {
-    const ms = Math.min(e.at + e.lagMs, span.at + span.ms) - Math.max(e.at, span.at);
+    const ms = own.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(e.at + e.lagMs, b) - Math.max(e.at, a)), 0);
     if (ms > 0) e.rloopMs = round(ms, 1);
   }
 }
@@ -56,7 +57,6 @@ class Capture {
   #heapStart;
   #timeline;
   #profile = null; // the running profile, once started
-  #profileStart = null; // { at, ms }: when starting the profile held the loop (epoch ms), and how long
   #heapProfile = null; // the running sampling heap profile, if asked and started
   #takeTimeline = null; // ends the profile's scope timeline and gives it
   #pprofContext = null; // renderPprof()'s options: the scope timeline on the profile's clock, routes, thread, clocks
@@ -106,10 +106,7 @@ class Capture {
     // Before the profile: its first sample has a scope.
     this.#takeTimeline = this.#inner.recordTimeline({ keys: true });
     try {
-      const at = epochMs();
-      const starting = profiler.start(this.#o.profile); // synchronous work, up to its answer
-      this.#profileStart = { at, ms: epochMs() - at };
-      this.#profile = await starting;
+      this.#profile = await profiler.start(this.#o.profile);
     } catch (e) {
       this.#takeTimeline();
       this.#takeTimeline = null;
@@ -196,7 +193,11 @@ class Capture {
     const partial = reason !== null;
     const o = this.#o;
     const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };
-    markOwnWork(recorded.lag.events, this.#profileStart);
+    // Read with the windows, before the analysis below: that is rloop's work, after the capture.
+    const totalsAfter = this.#inner.totals();
+    const from = Math.min(this.#start, recorded.windows[0]?.start ?? Infinity);
+    const own = ownWithin(from, Infinity);
+    markOwnWork(recorded.lag.events, own);
     const collected = { profile, stalls: recorded.lag.events, io: this.#io.events };
     const located = attempt(withOriginals, collected) ?? { ...collected, sourceMaps: null };
     recorded.lag.events = located.stalls;
@@ -206,8 +207,9 @@ class Capture {
       meta: { ...this.#meta(end, partial, reason), swallowed: swallowed() - this.#swallowedBefore, ...(located.sourceMaps && { sourceMaps: located.sourceMaps }) },
       windowMs: this.#inner.options.windowMs,
       totalsBefore: this.#totalsBefore,
-      totalsAfter: this.#inner.totals(),
+      totalsAfter,
       windows: recorded.windows,
+      own,
       lag: { ...this.#lagOptions(), ...recorded.lag },
       io: {
         ...this.#ioOptions(),

@@ -78,9 +78,10 @@ function columns(ctx, windows, series) {
       busy[series.length - 1] += Number(w.unattributed?.busyMs) || 0;
     }
     const durationMs = group.reduce((sum, w) => sum + (Number(w.durationMs) || 0), 0);
+    const rloopMs = group.reduce((sum, w) => sum + (Number(w.thread?.rloopMs) || 0), 0);
     const startS = (group[0].start - ctx.start) / 1000;
     // A window that began before the capture is drawn from the capture's start.
-    out.push({ start: Math.max(0, startS), end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs, early: startS < 0 ? -startS : 0 });
+    out.push({ start: Math.max(0, startS), end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs, rloopMs, early: startS < 0 ? -startS : 0 });
   }
   return { per, columns: out };
 }
@@ -144,6 +145,7 @@ function stackedTimeline(ctx, elu, windows) {
       `${offset(c.start)} to ${offset(c.end)}: loop busy ${num(acc, 1)} %`,
       ...(c.partial ? ['the capture ended inside this window: its part, from the capture\'s totals'] : []),
       ...(c.early > 0 ? [`the window began ${num(c.early, 2)} s before the capture`] : []),
+      ...(c.rloopMs > 0 ? [`left out: ${ms(c.rloopMs)} of rloop's own work (its CPU profiles starting and stopping)`] : []),
       ...parts.map(([j, b]) => `${series[j].label}: ${num(c.durationMs > 0 ? (100 * b) / c.durationMs : 0, 1)} % (${ms(b)})`),
     ]);
   }
@@ -160,7 +162,8 @@ function render(ctx) {
   const windows = list(elu.windows).filter((w) => Number.isFinite(w.start) && Number.isFinite(w.end));
   const head = `<p class="facts"><span>thread busy <b>${ms(elu.thread?.busyMs)}</b></span><span>ELU <b>${pct(elu.thread?.elu)}</b></span>`
     + `<span>unattributed <b>${ms(elu.unattributed?.busyMs)}</b></span><span>window <b>${ms(elu.windowMs)}</b></span>`
-    + `<span>windows <b>${num(windows.length)}</b></span></p>`;
+    + `<span>windows <b>${num(windows.length)}</b></span>`
+    + (elu.thread?.rloopMs > 0 ? `<span>rloop's own work, left out <b>${ms(elu.thread.rloopMs)}</b></span>` : '') + '</p>';
   const timelinePart = windows.length > 0
     ? stackedTimeline(ctx, elu, windows)
     : empty(`No window closed during the capture: the monitor's window (${ms(elu.windowMs)}) is longer than the capture (${ms(ctx.r.meta?.durationMs)}).`);
