@@ -122,9 +122,10 @@ class Capture {
 
   async #finish(reason) {
     await this.#begun.catch(() => {}); // a profiler that failed to start leaves no profile
+    const heapEnd = this.#heapEnd();
     const profile = this.#profile ? await this.#profile.stop() : null;
     const heapProfile = this.#heapProfile ? await this.#heapProfile.stop() : null;
-    const report = this.#collect(reason, profile, heapProfile);
+    const report = this.#collect(reason, profile, heapProfile, heapEnd);
     if (this.#o.heapSnapshot) {
       const path = expand(this.#o.heapSnapshot, this.#n, this.#start);
       await heap.captureHeapSnapshot(path);
@@ -153,9 +154,10 @@ class Capture {
   #finishAtExit(reason) {
     if (this.#finishing) return undefined;
     this.#finishing = true;
+    const heapEnd = this.#heapEnd();
     const profile = this.#profile ? this.#profile.stopSync() : null;
     const heapProfile = this.#heapProfile ? this.#heapProfile.stopSync() : null;
-    const report = this.#collect(reason, profile, heapProfile);
+    const report = this.#collect(reason, profile, heapProfile, heapEnd);
     this.#write(report, profile, heapProfile);
     return report;
   }
@@ -181,8 +183,16 @@ class Capture {
     else io.dropped++;
   }
 
+  /**
+   * The heap as the capture ends, read before its profiles stop: the profiles V8 hands back
+   * (every node, sample and call frame as JS objects) are rloop's own, never the app's growth.
+   */
+  #heapEnd() {
+    return this.#o.heapStats ? heap.stats() : null;
+  }
+
   /** Stops collecting and assembles the report (no I/O). */
-  #collect(reason, profile, heapProfile) {
+  #collect(reason, profile, heapProfile, heapEnd) {
     // I/O that never returned is the slowest: what is still in flight past the threshold.
     for (const event of this.#inner.pendingIo()) this.#keepIo(event);
     this.#collecting = false;
@@ -219,7 +229,7 @@ class Capture {
       },
       heap: o.heapStats
         ? {
-          start: this.#heapStart, end: heap.stats(), timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null,
+          start: this.#heapStart, end: heapEnd, timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null,
           startUp: this.#timeline.startUp,
         }
         : null,
