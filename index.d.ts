@@ -119,9 +119,11 @@ export interface Window {
    * The thread's busy time: the sum of scopes and unattributed. On complete windows, where it can
    * be read (Linux): `cpuMs`, the thread's CPU time over the window (busyMs less it is busy time
    * it did not run, at least); `throttledMs`, what its cgroup's CPU quota throttled, where a
-   * cgroup's cpu.stat counts it.
+   * cgroup's cpu.stat counts it. In a capture's report, `rloopMs` is rloop's own work in the
+   * window (CPU profiles starting and stopping, a pulled profile answered), left out of busyMs,
+   * elu and unattributed.
    */
-  thread: { elu: number; busyMs: number; cpuMs?: number; throttledMs?: number };
+  thread: { elu: number; busyMs: number; cpuMs?: number; throttledMs?: number; rloopMs?: number };
   /** Busy time outside every scope. */
   unattributed: ScopeWindow;
   /** Scopes charged in the window, busiest first. '(other)' collects scopes past maxScopes. */
@@ -377,7 +379,8 @@ export interface Report {
   };
   elu: {
     windowMs: number;
-    thread: { busyMs: number; elu: number };
+    /** `rloopMs`: rloop's own work during the capture, left out of busyMs, elu and unattributed (docs/report-schema.md). */
+    thread: { busyMs: number; elu: number; rloopMs?: number };
     unattributed: { busyMs: number; elu: number; calls: number };
     scopes: { name: string; busyMs: number; elu: number; calls: number }[];
     windows: Window[];

@@ -9,7 +9,10 @@
 //            the profile ran; and js/capture/markers.js's frames around RegExp.prototype.test and the
 //            Symbol.match/matchAll/replace/search/split methods, which also hold the time V8
 //            runs a regex in its interpreter or in code compiled before the profile started
-//   sync-io  *Sync functions of node:fs, node:internal/fs/*, node:child_process, and all under them
+//   sync-io  *Sync functions of node:fs, node:internal/fs/*, node:child_process, and all under them,
+//            except where Node loads a module: under its loader's frames (node:internal/modules/*:
+//            require, Module._load, compileFunction…) and before any of the module's own code, the
+//            reads are loading the app's code, node work, not a finding of the app's I/O
 //   crypto   node:crypto and node:internal/crypto/* functions, and all under them (native hashing)
 //   gc, idle, program   V8's '(garbage collector)', '(idle)' and '(program)' entries
 //   native   other script-0 frames (C++ bindings); node: other node:* code and rloop's own
@@ -25,6 +28,7 @@ const [USER, NODE, NATIVE, JSON_, REGEX, CRYPTO, SYNC_IO, GC, PROGRAM, IDLE] = C
 const MARKED = new Set([JSON_, REGEX, CRYPTO, SYNC_IO]); // kinds that claim the frames under them
 
 const SYNC_IO_URL = /^node:(fs|internal\/fs\/.*|child_process|internal\/child_process)$/;
+const MODULE_LOADER_URL = /^node:internal\/modules\//;
 const REGEXP_PREFIX = 'RegExp: ';
 
 function categoryOf({ functionName, url, scriptId }) {
@@ -110,10 +114,14 @@ function classify(nodes, { parent, order }) {
   const site = new Int32Array(n).fill(-1);
   const user = new Int32Array(n).fill(-1);
   const own = new Uint8Array(n); // rloop's wrappers: left out of stacks and the flame tree
+  // Inside Node's module loader, up to the module's own code: its file reads are not sync-io.
+  const loading = new Uint8Array(n);
   for (const i of order) {
-    const kind = categoryOf(nodes[i].callFrame);
-    own[i] = kind === NODE && isOwn(nodes[i].callFrame) ? 1 : 0;
     const p = parent[i];
+    const found = categoryOf(nodes[i].callFrame);
+    loading[i] = MODULE_LOADER_URL.test(nodes[i].callFrame.url) || (p >= 0 && loading[p] === 1 && found !== USER) ? 1 : 0;
+    const kind = found === SYNC_IO && loading[i] === 1 ? NODE : found;
+    own[i] = kind === NODE && isOwn(nodes[i].callFrame) ? 1 : 0;
     const inherited = p >= 0 && mark[p] >= 0;
     // The compiled regex under rloop's marker names the pattern; the caller stays the marker's.
     const pattern = kind === REGEX && inherited && category[p] === REGEX && nodes[mark[p]].callFrame.url === REGEX_MARKER_URL;

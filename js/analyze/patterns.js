@@ -83,7 +83,7 @@ const CATEGORY_PATTERNS = [
     api: (frame) => frame.functionName,
     suggestion:
       'Use the asynchronous APIs (fs.promises, child_process.spawn/execFile) on request paths; keep *Sync calls to startup ' +
-      'and shutdown, or move them to a worker thread.',
+      'and shutdown, or move them to a worker thread. (Node loading modules, require() and import, is not counted here.)',
   },
 ];
 

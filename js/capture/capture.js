@@ -19,6 +19,7 @@ const { study, frameOf } = require('../analyze');
 const { flameTree } = require('../analyze/flame');
 const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
+const { ownWithin } = require('./own-work');
 const { withOriginals } = require('./source-maps');
 const { buildReport, reportDraft } = require('../report/build');
 const { renderJson } = require('../report/json');
@@ -30,13 +31,13 @@ const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (
 const HEAP_EVERY_MS = 1000;
 
 /**
- * Says how much of each stall was rloop starting the CPU profile: V8 walks all code for it,
- * synchronously, 50–250 ms in a large app. The time is unattributed (js/monitor.js), not the app's.
+ * Says how much of each stall was rloop's own work (`own`: its spans, js/capture/own-work.js),
+ * such as a CPU profile starting or stopping: V8 walks all code for it, synchronously, 50–250 ms
+ * in a large app. The time is unattributed (js/monitor.js), not the app's.
  */
-function markOwnWork(events, span) {
-  if (span === null) return;
+function markOwnWork(events, own) {
   for (const e of events) {
-    const ms = Math.min(e.at + e.lagMs, span.at + span.ms) - Math.max(e.at, span.at);
+    const ms = own.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(e.at + e.lagMs, b) - Math.max(e.at, a)), 0);
     if (ms > 0) e.rloopMs = round(ms, 1);
   }
 }
@@ -56,7 +57,6 @@ class Capture {
   #heapStart;
   #timeline;
   #profile = null; // the running profile, once started
-  #profileStart = null; // { at, ms }: when starting the profile held the loop (epoch ms), and how long
   #heapProfile = null; // the running sampling heap profile, if asked and started
   #takeTimeline = null; // ends the profile's scope timeline and gives it
   #pprofContext = null; // renderPprof()'s options: the scope timeline on the profile's clock, routes, thread, clocks
@@ -106,10 +106,7 @@ class Capture {
     // Before the profile: its first sample has a scope.
     this.#takeTimeline = this.#inner.recordTimeline({ keys: true });
     try {
-      const at = epochMs();
-      const starting = profiler.start(this.#o.profile); // synchronous work, up to its answer
-      this.#profileStart = { at, ms: epochMs() - at };
-      this.#profile = await starting;
+      this.#profile = await profiler.start(this.#o.profile);
     } catch (e) {
       this.#takeTimeline();
       this.#takeTimeline = null;
@@ -125,9 +122,10 @@ class Capture {
 
   async #finish(reason) {
     await this.#begun.catch(() => {}); // a profiler that failed to start leaves no profile
+    const heapEnd = this.#heapEnd();
     const profile = this.#profile ? await this.#profile.stop() : null;
     const heapProfile = this.#heapProfile ? await this.#heapProfile.stop() : null;
-    const report = this.#collect(reason, profile, heapProfile);
+    const report = this.#collect(reason, profile, heapProfile, heapEnd);
     if (this.#o.heapSnapshot) {
       const path = expand(this.#o.heapSnapshot, this.#n, this.#start);
       await heap.captureHeapSnapshot(path);
@@ -156,9 +154,10 @@ class Capture {
   #finishAtExit(reason) {
     if (this.#finishing) return undefined;
     this.#finishing = true;
+    const heapEnd = this.#heapEnd();
     const profile = this.#profile ? this.#profile.stopSync() : null;
     const heapProfile = this.#heapProfile ? this.#heapProfile.stopSync() : null;
-    const report = this.#collect(reason, profile, heapProfile);
+    const report = this.#collect(reason, profile, heapProfile, heapEnd);
     this.#write(report, profile, heapProfile);
     return report;
   }
@@ -184,8 +183,16 @@ class Capture {
     else io.dropped++;
   }
 
+  /**
+   * The heap as the capture ends, read before its profiles stop: the profiles V8 hands back
+   * (every node, sample and call frame as JS objects) are rloop's own, never the app's growth.
+   */
+  #heapEnd() {
+    return this.#o.heapStats ? heap.stats() : null;
+  }
+
   /** Stops collecting and assembles the report (no I/O). */
-  #collect(reason, profile, heapProfile) {
+  #collect(reason, profile, heapProfile, heapEnd) {
     // I/O that never returned is the slowest: what is still in flight past the threshold.
     for (const event of this.#inner.pendingIo()) this.#keepIo(event);
     this.#collecting = false;
@@ -196,7 +203,11 @@ class Capture {
     const partial = reason !== null;
     const o = this.#o;
     const recorded = this.#inner.takeRecording(this.#recording) ?? { windows: [], lag: { events: [], dropped: 0 } };
-    markOwnWork(recorded.lag.events, this.#profileStart);
+    // Read with the windows, before the analysis below: that is rloop's work, after the capture.
+    const totalsAfter = this.#inner.totals();
+    const from = Math.min(this.#start, recorded.windows[0]?.start ?? Infinity);
+    const own = ownWithin(from, Infinity);
+    markOwnWork(recorded.lag.events, own);
     const collected = { profile, stalls: recorded.lag.events, io: this.#io.events };
     const located = attempt(withOriginals, collected) ?? { ...collected, sourceMaps: null };
     recorded.lag.events = located.stalls;
@@ -206,8 +217,9 @@ class Capture {
       meta: { ...this.#meta(end, partial, reason), swallowed: swallowed() - this.#swallowedBefore, ...(located.sourceMaps && { sourceMaps: located.sourceMaps }) },
       windowMs: this.#inner.options.windowMs,
       totalsBefore: this.#totalsBefore,
-      totalsAfter: this.#inner.totals(),
+      totalsAfter,
       windows: recorded.windows,
+      own,
       lag: { ...this.#lagOptions(), ...recorded.lag },
       io: {
         ...this.#ioOptions(),
@@ -217,7 +229,7 @@ class Capture {
       },
       heap: o.heapStats
         ? {
-          start: this.#heapStart, end: heap.stats(), timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null,
+          start: this.#heapStart, end: heapEnd, timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null,
           startUp: this.#timeline.startUp,
         }
         : null,

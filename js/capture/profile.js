@@ -5,6 +5,7 @@
 const { hrtimeNs, offsetFrom, ORIGIN } = require('../clock');
 const { fromTable } = require('../validate');
 const markers = require('./markers');
+const { own } = require('./own-work');
 
 // The options of capture({ profile: { … } }), an entry of the capture table (js/capture/options.js).
 const PROFILE = Object.freeze([
@@ -39,14 +40,16 @@ function post(session, method, params) {
  */
 async function start(options) {
   const { intervalUs } = profileOptions(options);
-  markers.compile(); // before the profile starts: not the app's time
-  const running = onSession(
-    [['Profiler.enable'], ['Profiler.setSamplingInterval', { interval: intervalUs }], ['Profiler.start']],
-    'Profiler.stop',
-    markers.unmark,
-  );
-  markers.mark();
-  return running;
+  return own(() => {
+    markers.compile(); // before the profile starts: not the app's time
+    const running = onSession(
+      [['Profiler.enable'], ['Profiler.setSamplingInterval', { interval: intervalUs }], ['Profiler.start']],
+      'Profiler.stop',
+      markers.unmark,
+    );
+    markers.mark();
+    return running;
+  });
 }
 
 /**
@@ -68,14 +71,16 @@ function onSession(starting, stopping, stopped = () => {}) {
   let outcome = null; // { profile } or { error }, once stopped
   const stopSync = () => {
     if (outcome === null) {
-      try {
-        outcome = { profile: post(session, stopping).profile };
-      } catch (error) {
-        outcome = { error };
-      } finally {
-        stopped();
-        session.disconnect();
-      }
+      own(() => {
+        try {
+          outcome = { profile: post(session, stopping).profile };
+        } catch (error) {
+          outcome = { error };
+        } finally {
+          stopped();
+          session.disconnect();
+        }
+      });
     }
     if (outcome.error) throw outcome.error;
     return outcome.profile;

@@ -14,6 +14,7 @@ const heapProfiler = require('../capture/heap-profile');
 const { epochMs } = require('../clock');
 const { renderPprof, renderHeapPprof } = require('../report/pprof');
 const { attempt } = require('../attempt');
+const { own } = require('../capture/own-work');
 
 // How late after the ask the loop may start a profile: past it the client has been told
 // (or soon will be) that none came, and a profile nobody waits for would cost the app for nothing.
@@ -63,10 +64,12 @@ async function take(heap, seconds, recordTimeline) {
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000).unref());
   const heapProfile = heapRunning?.stopSync();
   const profile = await running.stop();
-  const { scopeTimeline, routes, epochOffsetUs } = profiler.onProfileClock(takeTimeline());
-  if (!heap) return renderPprof(profile, { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: profiler.DEFAULT_INTERVAL_US });
-  const span = { startMs, endMs: epochMs() };
-  return renderHeapPprof(heapProfile, { cpu: { profile, scopeTimeline }, routes, thread: threadId, samplingIntervalBytes: heapProfiler.DEFAULT_INTERVAL_BYTES, ...span });
+  return own(() => {
+    const { scopeTimeline, routes, epochOffsetUs } = profiler.onProfileClock(takeTimeline());
+    if (!heap) return renderPprof(profile, { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: profiler.DEFAULT_INTERVAL_US });
+    const span = { startMs, endMs: epochMs() };
+    return renderHeapPprof(heapProfile, { cpu: { profile, scopeTimeline }, routes, thread: threadId, samplingIntervalBytes: heapProfiler.DEFAULT_INTERVAL_BYTES, ...span });
+  });
 }
 
 module.exports = { pullProfiles };

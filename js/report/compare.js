@@ -62,7 +62,7 @@ function compareScopes(base, head) {
 }
 
 // The stalls as the report's page states them (js/report/facts.js): every stall recorded, the
-// longest of them less rloop's own part (`rloopMs`: starting the CPU profile), which is no change
+// longest of them less rloop's own part (`rloopMs`: a CPU profile starting or stopping), which is no change
 // of the app's: on a loaded machine it alone moves by more than LAG_MS between two runs.
 function compareLag(base, head) {
   const b = stalls(base);

@@ -247,6 +247,37 @@ test('patterns: thresholds on busy time, severity by share, healthy when none fi
   assert.strictEqual(tiny.patterns[0].location, null);
 });
 
+test('module loading is not sync-io: the file reads of the loader are node work, a module\'s own *Sync calls sync-io', () => {
+  const loader = 'node:internal/modules/cjs/loader';
+  const p = synthetic(
+    [native('(root)'),
+      [fn('Module._load', loader),
+        [fn('Module._extensions..js', loader), [{ ...fn('readFileSync', 'node:fs'), key: 'load read' }, [{ ...native('read'), key: 'load native' }]]],
+        [fn('compileFunction', 'node:vm'), [native('compile')]],
+        [fn('(anonymous)', 'file:///srv/app/config.js'), [fn('readFileSync', 'node:fs'), [native('read')]]]],
+      [native('(idle)')]],
+    [...Array(8).fill('load native'), ...Array(4).fill('load read'), ...Array(3).fill('compile'), ...Array(5).fill('read'), ...Array(80).fill('(idle)')],
+    { stepUs: 1000 },
+  );
+  const a = analyze(p);
+  assert.strictEqual(a.categories['sync-io'], 5, 'only the readFileSync of config.js itself');
+  assert.strictEqual(a.categories.node, 4, 'the readFileSync of the loader is work of Node');
+  assert.strictEqual(a.categories.native, 11, 'what the loader calls natively');
+  const sync = pattern(a, 'sync-io');
+  assert.match(sync.message, /^Synchronous I\/O took 25 % of busy time, 5 ms, mostly readFileSync called from \(anonymous\) \(file:\/\/\/srv\/app\/config\.js/);
+  assert.match(sync.suggestion, /Node loading modules, require\(\) and import, is not counted here/);
+
+  // The same start-up without the config read: no sync-io at all.
+  const plain = synthetic(
+    [native('(root)'), [fn('require', 'node:internal/modules/helpers'), [fn('Module._load', loader), [fn('readFileSync', 'node:fs'), [native('read')]]]], [native('(idle)')]],
+    [...Array(10).fill('read'), ...Array(10).fill('readFileSync'), ...Array(80).fill('(idle)')],
+    { stepUs: 1000 },
+  );
+  const b = analyze(plain);
+  assert.strictEqual(b.categories['sync-io'], 0);
+  assert.strictEqual(pattern(b, 'sync-io'), undefined, ids(b));
+});
+
 test('each sample takes the scope in force at its time; idle samples belong to none', () => {
   const p = synthetic(
     [native('(root)'), [fn('main'), [fn('a')], [fn('b')]], [native('(idle)')], [native('(garbage collector)')]],

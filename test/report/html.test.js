@@ -317,7 +317,7 @@ test('a scope whose total fell between the two readings (a request\'s key moved 
   assert.deepEqual(eluBetween(before, after, 1000).scopes.map((x) => [x.name, x.busyMs, x.calls]), [['GET /weather/:city', 4, 4], ['GET /weather/paris', 0, 1]]);
 });
 
-test("a stall that is rloop's own (starting the CPU profile) is no finding; a stall of the app's counts for its own part", () => {
+test("a stall that is rloop's own (starting or stopping a CPU profile) is no finding; a stall of the app's counts for its own part", () => {
   const report = diagnosisReport();
   const at = report.meta.start + 100;
   const stall = (lagMs, rloopMs, scope) => ({ lagMs, rloopMs, at, thread: 0, scope, key: null, stack: null, noticedAfterMs: 5 });
@@ -325,7 +325,7 @@ test("a stall that is rloop's own (starting the CPU profile) is no finding; a st
   assert.equal(finding(renderHtml(report), 'Loop stalls.'), undefined, 'its 14 ms are no stall of the app');
   report.lag.events.push(stall(180, 100, 'job'), { ...stall(60, undefined, 'job'), at: at + 1000 });
   const text = finding(renderHtml(report), 'Loop stalls.');
-  assert.match(text, /The loop stalled 2 times for 50 ms or more, the longest 80 ms \(not counting 1 stall of rloop's own, starting the CPU profile\); by scope, the most lag was in job \(2 stalls, 140 ms\)/);
+  assert.match(text, /The loop stalled 2 times for 50 ms or more, the longest 80 ms \(not counting 1 stall of rloop's own, starting or stopping a CPU profile\); by scope, the most lag was in job \(2 stalls, 140 ms\)/);
 });
 
 test('the terminal report says when a list is cut short, and shows a builtin as one, not rloop\'s marker', () => {

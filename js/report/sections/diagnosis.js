@@ -67,7 +67,7 @@ const functionKey = (f) => `${f.functionName}\0${f.url}`;
  * The stalls; one already running when rloop started (zero-code: the app's start-up, before
  * any traffic) is said apart, and the others, when there are, rank scopes and code and set the
  * severity. Each counts for its app's part: less what rloop itself held the loop for (`rloopMs`,
- * starting the CPU profile); one that is under the threshold without it is rloop's, no finding.
+ * a CPU profile starting or stopping); one that is under the threshold without it is rloop's, no finding.
  */
 function stalls(ctx, v) {
   const st = facts.stalls(ctx.r);
@@ -93,7 +93,7 @@ function stalls(ctx, v) {
     severity: !(worst > 0) ? 'info' : worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
     message: `The loop stalled ${plural(st.count - own, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(longestMs)}`
-      + (own > 0 ? ` (not counting ${plural(own, 'stall')} of rloop's own, starting the CPU profile)` : '')
+      + (own > 0 ? ` (not counting ${plural(own, 'stall')} of rloop's own, starting or stopping a CPU profile)` : '')
       + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, appMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
       + `; ${since}by scope, the most lag was in ${v.scope(ctx, scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
       + (place ? `; by code, in ${v.frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)})` : '')

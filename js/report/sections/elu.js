@@ -80,9 +80,10 @@ function columns(ctx, windows, series) {
       busy[series.length - 1] += Number(w.unattributed?.busyMs) || 0;
     }
     const durationMs = group.reduce((sum, w) => sum + (Number(w.durationMs) || 0), 0);
+    const rloopMs = group.reduce((sum, w) => sum + (Number(w.thread?.rloopMs) || 0), 0);
     const startS = (group[0].start - ctx.start) / 1000;
     // A window that began before the capture is drawn from the capture's start.
-    out.push({ start: Math.max(0, startS), end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs, early: startS < 0 ? -startS : 0, cpu: taken.ofWindows(group) });
+    out.push({ start: Math.max(0, startS), end: (group[group.length - 1].end - ctx.start) / 1000, busy, durationMs, rloopMs, early: startS < 0 ? -startS : 0, cpu: taken.ofWindows(group) });
   }
   return { per, columns: out };
 }
@@ -147,6 +148,7 @@ function stackedTimeline(ctx, elu, windows) {
       ...(c.partial ? ['the capture ended inside this window: its part, from the capture\'s totals'] : []),
       ...(c.early > 0 ? [`the window began ${num(c.early, 2)} s before the capture`] : []),
       ...(c.cpu?.windows > 0 ? [`thread CPU ${ms(c.cpu.cpuMs)}${c.cpu.throttledMs >= 0.5 ? `, throttled ${ms(c.cpu.throttledMs)}` : ''}`] : []),
+      ...(c.rloopMs > 0 ? [`left out: ${ms(c.rloopMs)} of rloop's own work (its CPU profiles starting and stopping)`] : []),
       ...parts.map(([j, b]) => `${series[j].label}: ${num(c.durationMs > 0 ? (100 * b) / c.durationMs : 0, 1)} % (${ms(b)})`),
     ]);
   }
@@ -166,7 +168,8 @@ function render(ctx) {
     + `<span>unattributed <b>${ms(elu.unattributed?.busyMs)}</b></span><span>window <b>${ms(elu.windowMs)}</b></span>`
     + `<span>windows <b>${num(windows.length)}</b></span>`
     + (cpu.windows > 0 ? `<span>thread CPU <b>${ms(cpu.cpuMs)}</b></span><span>busy, not running <b>${ms(cpu.notRanMs)}</b></span>` : '')
-    + (cpu.throttledMs >= 0.5 ? `<span>throttled <b>${ms(cpu.throttledMs)}</b></span>` : '') + '</p>'
+    + (cpu.throttledMs >= 0.5 ? `<span>throttled <b>${ms(cpu.throttledMs)}</b></span>` : '')
+    + (elu.thread?.rloopMs > 0 ? `<span>rloop's own work, left out <b>${ms(elu.thread.rloopMs)}</b></span>` : '') + '</p>'
     + (cpu.notRanMs >= 1 ? `<p class="muted">${esc(taken.windowWords(cpu).replace(/^t/, 'T'))}: the busy times below count it as the scopes' own.</p>` : '');
   const timelinePart = windows.length > 0
     ? stackedTimeline(ctx, elu, windows)

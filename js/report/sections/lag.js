@@ -37,7 +37,7 @@ function timeline(ctx, events, thresholdMs) {
         `${ms(e.lagMs)} stall at ${offset((e.at - ctx.start) / 1000)} (${clock(e.at)})`,
         `scope: ${ctx.scopeText(e.scope)}${e.key === null || e.key === undefined ? '' : `, key ${e.key}`}`,
         ...(e.native ? [`in native ${e.native} work`] : []),
-        ...(e.rloopMs > 0 ? [`${ms(e.rloopMs)} of it rloop starting the CPU profile`] : []),
+        ...(e.rloopMs > 0 ? [`${ms(e.rloopMs)} of it rloop starting or stopping a CPU profile`] : []),
         ...[taken.words(taken.ofStall(e))].filter(Boolean),
         ...[taken.caveat(taken.ofStall(e))].filter(Boolean).map((why) => `not all its code's: ${why}`),
         ...(e.stackFrom === 'profile' && stack.length > 0 ? [FROM_PROFILE] : []),
