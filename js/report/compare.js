@@ -70,8 +70,8 @@ function compareLag(base, head) {
   return { baseStalls: b.count, headStalls: h.count, baseMaxMs: appMaxMs(b), headMaxMs: appMaxMs(h) };
 }
 
-function appMaxMs({ events, dropped, longestMs }) {
-  if (dropped > 0 || events.length === 0) return longestMs ?? 0; // the windows' maximum: no split known
+function appMaxMs({ events, dropped, maxMs }) {
+  if (dropped > 0 || events.length === 0) return maxMs ?? 0; // the windows' maximum: no split known
   return Math.max(...events.map((e) => e.lagMs - (Number.isFinite(e.rloopMs) ? e.rloopMs : 0)));
 }
 

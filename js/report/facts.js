@@ -21,9 +21,9 @@ function stalls(report) {
   const s = lag?.summary ?? {};
   // The kept events are the stalls of the capture; the windows count only those inside a
   // complete window. A dropped stall may be the longest: the windows saw it.
-  let longestMs = maxOf(events, (e) => e.lagMs);
-  if (dropped > 0 || events.length === 0) longestMs = Math.max(longestMs, finite(s.maxMs) ? s.maxMs : -Infinity);
-  if (!finite(longestMs)) longestMs = null;
+  let maxMs = maxOf(events, (e) => e.lagMs);
+  if (dropped > 0 || events.length === 0) maxMs = Math.max(maxMs, finite(s.maxMs) ? s.maxMs : -Infinity);
+  if (!finite(maxMs)) maxMs = null;
   const p99 = finite(s.p99Ms) ? s.p99Ms : null;
   return {
     enabled: Boolean(lag?.enabled),
@@ -31,9 +31,9 @@ function stalls(report) {
     events,
     count: events.length + dropped,
     dropped,
-    longestMs,
+    maxMs,
     stretches: s.stretches,
-    p99Ms: p99 === null ? null : longestMs === null ? p99 : Math.min(p99, longestMs),
+    p99Ms: p99 === null ? null : maxMs === null ? p99 : Math.min(p99, maxMs),
   };
 }
 

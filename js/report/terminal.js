@@ -140,7 +140,7 @@ function heavy(r, c) {
 function lag(r, c) {
   const st = facts.stalls(r);
   if (!st.enabled) return [heading(c, 'Lag'), '  off'];
-  const out = [heading(c, `Lag: ${plural(st.count, 'stall')} of ${ms(st.thresholdMs)} or more${st.count ? `, longest ${ms(st.longestMs)}, p99 ${ms(st.p99Ms)}` : ''}`)];
+  const out = [heading(c, `Lag: ${plural(st.count, 'stall')} of ${ms(st.thresholdMs)} or more${st.count ? `, longest ${ms(st.maxMs)}, p99 ${ms(st.p99Ms)}` : ''}`)];
   const worst = [...st.events].sort((a, b) => b.lagMs - a.lagMs).slice(0, 5);
   if (worst.length < st.count) out.push(c.dim(`  the ${worst.length} longest of ${num(st.count)}:`));
   for (const e of worst) {

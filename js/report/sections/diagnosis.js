@@ -76,11 +76,11 @@ function stalls(ctx, v) {
   const events = st.events.filter((e) => appMs(e) >= st.thresholdMs);
   const own = st.events.length - events.length;
   if (events.length === 0) return null;
-  const longestMs = st.dropped > 0 ? st.longestMs : maxOf(events, appMs);
+  const maxMs = st.dropped > 0 ? st.maxMs : maxOf(events, appMs);
   const startUp = events.filter((e) => e.atStart);
   const after = events.filter((e) => !e.atStart);
   const ranked = startUp.length > 0 && after.length > 0 ? after : events;
-  const worst = startUp.length === 0 || st.dropped > 0 ? longestMs : maxOf(after, appMs);
+  const worst = startUp.length === 0 || st.dropped > 0 ? maxMs : maxOf(after, appMs);
   const [scope] = groupBy(ranked, (e) => e.scope ?? null, appMs);
   const [place] = groupBy(ranked.filter((e) => topFrame(e.stack)), (e) => functionKey(topFrame(e.stack)), appMs);
   const since = ranked === after ? 'after start-up, ' : '';
@@ -92,7 +92,7 @@ function stalls(ctx, v) {
   return {
     severity: !(worst > 0) ? 'info' : worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
-    message: `The loop stalled ${plural(st.count - own, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(longestMs)}`
+    message: `The loop stalled ${plural(st.count - own, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(maxMs)}`
       + (own > 0 ? ` (not counting ${plural(own, 'stall')} of rloop's own, starting or stopping a CPU profile)` : '')
       + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, appMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
       + `; ${since}by scope, the most lag was in ${v.scope(ctx, scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`

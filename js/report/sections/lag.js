@@ -148,7 +148,7 @@ function render(ctx) {
   const st = facts.stalls(ctx.r);
   const { events } = st;
   const head = `<p class="facts"><span>threshold <b>${ms(lag.thresholdMs)}</b></span><span>stalls <b>${num(st.count)}</b></span>`
-    + `<span>longest <b>${ms(st.longestMs)}</b></span><span>busy stretches <b>${num(st.stretches)}</b></span>`
+    + `<span>longest <b>${ms(st.maxMs)}</b></span><span>busy stretches <b>${num(st.stretches)}</b></span>`
     + `<span>p99 stretch (worst window) <b>${ms(st.p99Ms)}</b></span></p>`;
   if (events.length === 0) return head + empty(`No stall of ${ms(lag.thresholdMs)} or more was recorded during the capture.`);
   const dropped = lag.dropped > 0 ? capped(ctx, `Lag: the capture kept ${plural(events.length, 'stall')} and dropped ${num(lag.dropped)} more; the tables count the kept ones.`) : '';

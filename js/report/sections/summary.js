@@ -19,7 +19,7 @@ function card(section, label, value, sub, cls = '') {
 function stallCard(ctx) {
   const st = facts.stalls(ctx.r);
   if (!st.enabled) return card('lag', 'Loop stalls', '—', 'lag tracking off');
-  const sub = st.count > 0 ? `longest ${ms(st.longestMs)}` : `none of ${ms(st.thresholdMs)} or more`;
+  const sub = st.count > 0 ? `longest ${ms(st.maxMs)}` : `none of ${ms(st.thresholdMs)} or more`;
   return card('lag', 'Loop stalls', num(st.count), sub, st.count > 0 ? 'fair' : '');
 }
 
