@@ -12,7 +12,7 @@ const io = require('./io');
 const { Capture } = require('./capture/capture');
 const { captureOptions, watchOptions } = require('./capture/options');
 const heap = require('./capture/heap');
-const { startSampler } = require('./stalls/sampler');
+const { interruptStalls, startSampler } = require('./stalls/sampler');
 const { redactStall } = require('./redact');
 const { OUTSIDE_CALLBACKS, FULL } = require('./attribution/timeline');
 const endpoint = require('./metrics/endpoint');
@@ -82,6 +82,8 @@ class Monitor extends EventEmitter {
     }
     this.#keyBase = FIRST_SCOPE + options.maxScopes;
     this.#keyScopes = []; // grows as the ring first reaches a slot: unused slots cost nothing
+    // The worker sampler is asked for after a stall only where the interrupt could not be armed.
+    if (options.lag) interruptStalls();
     hooks.install(ledger, this.#keyBase + options.keySlots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
     this.#auto = auto.start(this, options.autoScopes);
     if (options.metrics) this.#releaseGc = unattributed(() => useGc((e) => this.#fail(e)));

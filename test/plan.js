@@ -20,7 +20,7 @@ const AREAS = {
     shared: ['invisible', 'permission', 'preloads', 'secrets', 'signal-listeners'],
   },
   auto: { timed: ['http', 'scopes', 'timers'], shared: [] },
-  stalls: { timed: ['lag', 'stack-before'], shared: [] },
+  stalls: { timed: ['first-stall', 'lag', 'stack-before'], shared: [] },
   io: { timed: ['io'], shared: [] },
   logs: { timed: ['otel'], shared: [] },
   capture: { timed: ['capture', 'heap', 'partial'], shared: ['heap-profile', 'heap-startup', 'source-maps'] },
