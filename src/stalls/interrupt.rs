@@ -26,10 +26,12 @@ use crate::runtime::shared::Shared;
 
 type Isolate = *mut c_void;
 type InterruptCallback = unsafe extern "C" fn(Isolate, *mut c_void);
+type GetCurrent = unsafe extern "C" fn() -> Isolate;
+type RequestInterrupt = unsafe extern "C" fn(Isolate, InterruptCallback, *mut c_void);
 
 struct V8 {
-    get_current: unsafe extern "C" fn() -> Isolate,
-    request_interrupt: unsafe extern "C" fn(Isolate, InterruptCallback, *mut c_void),
+    get_current: GetCurrent,
+    request_interrupt: RequestInterrupt,
 }
 
 #[cfg(unix)]
@@ -59,7 +61,7 @@ fn v8() -> Option<&'static V8> {
         // SAFETY: the exports are these V8 functions (Isolate::RequestInterrupt is a member: the
         // isolate is its first argument).
         let (get_current, request_interrupt) = (find(NAMES[0])?, find(NAMES[1])?);
-        Some(V8 { get_current: std::mem::transmute(get_current), request_interrupt: std::mem::transmute(request_interrupt) })
+        Some(V8 { get_current: std::mem::transmute::<*mut c_void, GetCurrent>(get_current), request_interrupt: std::mem::transmute::<*mut c_void, RequestInterrupt>(request_interrupt) })
     })
     .as_ref()
 }

@@ -36,7 +36,7 @@ function assertBlockerStack(stalls, mode) {
   ], mode);
 }
 
-test('a 300 ms block in scope `blocker`, the only stall of the process, gets its stack', () => {
+test("a 300 ms block in scope 'blocker', the only stall of the process, gets its stack", () => {
   const json = path.join(tmp, 'r-{pid}.json');
   const zero = run(['-r', path.join(ROOT, 'register')], { RLOOP_JSON: json });
   const report = JSON.parse(fs.readFileSync(json.replace('{pid}', zero.pid), 'utf8'));
