@@ -13,7 +13,7 @@ const io = require('./io');
 const { Capture } = require('./capture/capture');
 const { captureOptions, watchOptions } = require('./capture/options');
 const heap = require('./capture/heap');
-const { startSampler } = require('./stalls/sampler');
+const { interruptStalls, startSampler } = require('./stalls/sampler');
 const { redactStall } = require('./redact');
 const endpoint = require('./metrics/endpoint');
 const { useGc } = require('./metrics/gc');
@@ -65,6 +65,8 @@ class Monitor extends EventEmitter {
     if (options.io) {
       this.#io = io.track({ thresholdMs: options.ioThresholdMs, onSlow: (e) => this.#slowIO(e), context: hooks.current, incoming: (request) => this.#auto.incoming(request) });
     }
+    // The worker sampler is asked for after a stall only where the interrupt could not be armed.
+    if (options.lag) interruptStalls();
     hooks.install(ledger, this.#scopes.slots, options.lag ? () => startSampler((e) => this.#fail(e)) : null);
     this.#auto = auto.start(this, options.autoScopes);
     if (options.metrics) this.#releaseGc = unattributed(() => useGc((e) => this.#fail(e)));

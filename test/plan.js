@@ -20,7 +20,7 @@ const AREAS = {
     shared: ['invisible', 'permission', 'preloads', 'secrets', 'signal-listeners'],
   },
   auto: { timed: ['http', 'scopes', 'timers'], shared: [] },
-  stalls: { timed: ['lag', 'stack-before', 'why'], shared: [] },
+  stalls: { timed: ['first-stall', 'lag', 'stack-before', 'why'], shared: [] },
   io: { timed: ['io', 'other-side'], shared: [] },
   logs: { timed: ['otel'], shared: [] },
   capture: { timed: ['capture', 'heap', 'own-work', 'partial'], shared: ['heap-profile', 'heap-startup', 'source-maps'] },

@@ -8,8 +8,7 @@
 const inspector = require('node:inspector');
 const { workerData } = require('node:worker_threads');
 const native = require('../native');
-const { redactStack } = require('../redact');
-const { EXPRESSION, SAMPLER_URL, MAX_FRAMES } = require('./stack-expression');
+const { EXPRESSION, framesOf } = require('./stack-expression');
 
 // Gives up when no answer comes by then: the main thread is not running JS (idle, or busy in
 // native code), and the answer would describe whatever runs next (Rust drops stacks of stalls
@@ -39,11 +38,6 @@ native.listenForStalls(sampled, (wake) => {
 });
 setInterval(() => {}, 2 ** 30); // keeps this worker alive; the main thread unrefs it
 
-function toFrame([functionName, file, line, column]) {
-  const url = file && file.startsWith('/') ? `file://${file}` : file ?? '';
-  return { functionName: functionName || '(anonymous)', url, line: line ?? null, column: column ?? null };
-}
-
 async function capture(wake) {
   const session = new inspector.Session();
   let timer;
@@ -59,10 +53,7 @@ async function capture(wake) {
     const ran = native.threadCpuMs(sampled) - ranBefore; // NaN if unknown: then judged by wall time
     if (answer.exceptionDetails || !Array.isArray(answer.result.value)) return;
     const [answered, calls, trace] = answer.result.value;
-    // The evaluated expression's own frame tops the stack, and native frames have no file: skip them.
-    // Redacted before the addon keeps them too: it writes them itself when JS cannot
-    // (src/capture/report.rs).
-    const frames = redactStack(calls.filter(([, file]) => file && file !== SAMPLER_URL).slice(0, MAX_FRAMES).map(toFrame));
+    const frames = framesOf(calls);
     native.stallStack(sampled, wake, asked, answered, Number.isFinite(ran) ? ran : answered - asked, frames, trace ?? null);
   } catch {
     // The stall ended first, or the main thread is going away: no stack for this one.

@@ -1,10 +1,19 @@
 'use strict';
-// The stack sampler's host: one worker per process (js/stalls/sampler-worker.js) that takes the main
-// thread's stack while a stall blocks it. Started only once a stall has happened (the addon
-// asks through the ledger, js/attribution/charge.js), from inside a callback: a worker started eagerly is
-// seen by the app's own async hooks as callbacks of resources created before they were
-// enabled. It is never terminated: its exit would be one more callback the app could see, and
-// it idles, unref'd, until the process ends; later monitors on this thread reuse it.
+// The stack samplers, which take the main thread's stack while a stall blocks it.
+//
+// The interrupt (src/stalls/interrupt.rs): the lookout thread has V8 interrupt the main thread,
+// which calls `take` (js/stalls/stack-expression.js). It makes no async resource, so it is
+// armed at start and the first stall gets its stack too. Armed once per process; later monitors
+// on this thread reuse it.
+//
+// The worker (js/stalls/sampler-worker.js), where V8 cannot be asked so (the addon found no
+// `v8::Isolate::RequestInterrupt` in the host). Started only once a stall has happened (the
+// addon asks through the ledger, js/attribution/charge.js), from inside a callback: a worker
+// started eagerly is seen by the app's own async hooks as callbacks of resources created before
+// they were enabled (the ports the Worker constructor hands the worker close, its 'worker' tick
+// runs, its first message arrives). It is never terminated: its exit would be one more callback
+// the app could see, and it idles, unref'd, until the process ends; later monitors on this thread
+// reuse it.
 //
 // inspector.close() while a worker holds a session to this thread crashes Node. The sampler holds
 // one per stall it samples; `pauseSampler()` stops it opening any and tells when none is held,
@@ -19,13 +28,24 @@ const path = require('node:path');
 const { threadId, isMainThread, Worker } = require('node:worker_threads');
 const native = require('../native');
 const { ORIGIN, offsetFrom, now } = require('../clock');
+const { take } = require('./stack-expression');
 
+let interrupting = null;
 let sampler = null;
 const gate = new Int32Array(new SharedArrayBuffer(8));
 const PAUSED = 0;
 const BUSY = 1;
 
-/** Starts the sampler unless it runs already; `onError(e)` hears why it could not. */
+/**
+ * Arms the interrupt sampler unless it is armed already; false where it cannot be, then
+ * `startSampler` after the first stall is the way. Main thread only, as the worker.
+ */
+function interruptStalls() {
+  if (interrupting === null && isMainThread) interrupting = native.interruptStalls(threadId, ORIGIN - offsetFrom(native.monotonicMs), take);
+  return interrupting === true;
+}
+
+/** Starts the worker sampler unless it runs already; `onError(e)` hears why it could not. */
 function startSampler(onError) {
   // Only the main thread can be paused from another thread through public APIs (inspector's
   // connectToMainThread); a worker's stalls come without a stack.
@@ -83,4 +103,4 @@ function settleSampler(withinMs) {
   Atomics.wait(gate, PAUSED, 1, 1);
 }
 
-module.exports = { startSampler, pauseSampler, settleSampler };
+module.exports = { interruptStalls, startSampler, pauseSampler, settleSampler };

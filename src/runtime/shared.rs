@@ -2,8 +2,9 @@
 //! its ledger, windows, lag tracker and recordings, behind one lock held briefly.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -187,7 +188,17 @@ impl Shared {
     /// threads); `ran_ms`, the CPU the monitored thread used from the question to the answer's
     /// arrival; `trace`, the OpenTelemetry span active there (js/trace.js) or null.
     pub fn attach_stack(&self, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value, trace: Value) -> bool {
-        let mut st = self.state.lock();
+        Self::attach_locked(self.state.lock(), wake, asked, answered, ran_ms, frames, trace)
+    }
+
+    /// `attach_stack`, giving up when the state is not free `within` (the caller may be the
+    /// monitored thread interrupted while it holds the lock).
+    #[allow(clippy::too_many_arguments)]
+    pub fn attach_stack_within(&self, within: Duration, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value, trace: Value) -> bool {
+        self.state.try_lock_for(within).is_some_and(|st| Self::attach_locked(st, wake, asked, answered, ran_ms, frames, trace))
+    }
+
+    fn attach_locked(mut st: MutexGuard<'_, State>, wake: f64, asked: f64, answered: f64, ran_ms: f64, frames: Value, trace: Value) -> bool {
         let origin = st.agg.config().time_origin;
         let taken = Taken { asked: asked - origin, answered: answered - origin, ran_ms, frames, trace };
         st.lag.as_mut().is_some_and(|lag| lag.attach_stack(wake, taken))

@@ -1,14 +1,26 @@
-//! The N-API surface of stalls, for the stack sampler (js/stalls/sampler-worker.js): it runs on
-//! a worker of its own and names the thread it listens to by id.
+//! The N-API surface of stalls, for the stack samplers: the interrupt (src/stalls/interrupt.rs),
+//! armed by its own thread, and the worker (js/stalls/sampler-worker.js), which names the thread
+//! it listens to by id.
 
+use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
 
 use crate::boundary::Callback;
 use crate::runtime::registry;
 
-use super::listeners;
+use super::{interrupt, listeners};
+
+/// Arms the calling thread `thread_id`: each stall noticed there interrupts it for `take()`
+/// (js/stalls/stack-expression.js). `originMs`: epoch ms at `monotonicMs()` 0 on this thread's
+/// time base. False when V8 cannot be asked: then the worker sampler is the way.
+#[napi(catch_unwind)]
+pub fn interrupt_stalls(env: Env, thread_id: u32, origin_ms: f64, take: Unknown) -> bool {
+    // SAFETY: called from JS on the thread that owns `env`; `take` is checked a function there.
+    unsafe { interrupt::arm(env.raw(), thread_id, origin_ms, take.raw()) }
+}
 
 /// Calls `on_stall(wake)` while a stall on thread `thread_id` goes on, from the lookout thread;
 /// the stack sampler (js/stalls/sampler-worker.js) answers with `stallStack`.
