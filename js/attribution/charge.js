@@ -82,7 +82,7 @@ function owns(ctx) {
 
 /**
  * Moves key context `ctx`, which owns its slot, to `scope`: what it tags and its late work are
- * charged there from now on (the addon moves its window so far: js/monitor.js `rescope`).
+ * charged there from now on (the addon moves its window so far: js/attribution/scopes.js `rescope`).
  */
 function moveKey(ctx, scope) {
   ctx.scope = scope;
