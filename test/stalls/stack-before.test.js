@@ -95,7 +95,10 @@ let page = null; // the first test's HTML report
 test('in Chromium, the stall\'s row opens what ran just before it', { skip: !fs.existsSync(CHROMIUM) && `no ${CHROMIUM}` }, async () => {
   assert.ok(page, 'the capture above made a report');
   await inChromium('report-stack-before', page, async (p, artifacts) => {
-    const summary = p.locator('#lag details summary', { hasText: 'ran just before it:' }).first();
+    // The row of the stall that prepared: the direct one may rank above it and may have a
+    // stackBefore of its own (its callers' frames).
+    const row = p.locator('#lag tr', { hasText: 'handler:prepared' }).filter({ hasText: 'ran just before it:' }).first();
+    const summary = row.locator('details summary', { hasText: 'ran just before it:' }).first();
     assert.match(await summary.innerText(), /^ran just before it: prepare …\/stalls\/stack-before\.test\.js:\d+$/);
     await summary.click();
     const frames = await summary.locator('xpath=..').locator('li').allInnerTexts();
