@@ -8,33 +8,57 @@
 
 const { list } = require('./context');
 const { groupBy } = require('./aggregate');
-const { finite, maxOf } = require('./format');
+const { finite, maxOf, ms } = require('./format');
 const { round } = require('../round');
 
 const INCOMING = 'http-in';
+// What a stall's `rloopMs` was, in the words every voice uses.
+const OWN_WORK = 'starting or stopping a CPU profile';
 
-/** Stalls of the capture: every one recorded (kept and dropped), the longest, p99 never above it. */
+/**
+ * Stalls of the capture: every one recorded (kept and dropped), the longest, p99 never above it.
+ * A stall that would not have reached the threshold without rloop's own work in it (a CPU
+ * profile starting: `rloopMs`) is rloop's, not the app's: it is in `own`, never in `events`,
+ * the count or the longest.
+ */
 function stalls(report) {
   const lag = report.lag;
-  const events = list(lag?.events).filter((e) => finite(e.lagMs) && finite(e.at));
+  const threshold = lag?.thresholdMs;
+  const recorded = list(lag?.events).filter((e) => finite(e.lagMs) && finite(e.at));
+  const isOwn = (e) => e.rloopMs > 0 && finite(threshold) && e.lagMs - e.rloopMs < threshold;
+  const events = recorded.filter((e) => !isOwn(e));
+  const own = recorded.filter(isOwn);
   const dropped = Math.max(0, Number(lag?.dropped) || 0);
   const s = lag?.summary ?? {};
   // The kept events are the stalls of the capture; the windows count only those inside a
-  // complete window. A dropped stall may be the longest: the windows saw it.
+  // complete window. A dropped stall may be the longest: the windows saw it (and may have seen
+  // rloop's own, so the windows' figure serves only where a stall was dropped).
   let maxMs = maxOf(events, (e) => e.lagMs);
-  if (dropped > 0 || events.length === 0) maxMs = Math.max(maxMs, finite(s.maxMs) ? s.maxMs : -Infinity);
+  if (dropped > 0 || recorded.length === 0) maxMs = Math.max(maxMs, finite(s.maxMs) ? s.maxMs : -Infinity);
   if (!finite(maxMs)) maxMs = null;
-  const p99 = finite(s.p99Ms) ? s.p99Ms : null;
+  // Over the threshold with no stall of the app's, the windows' p99 is rloop's own stall.
+  const p99 = finite(s.p99Ms) && !(events.length + dropped === 0 && own.length > 0 && s.p99Ms >= threshold) ? s.p99Ms : null;
   return {
     enabled: Boolean(lag?.enabled),
-    thresholdMs: lag?.thresholdMs,
+    thresholdMs: threshold,
     events,
+    own,
+    recorded, // both: a slow operation's wait is held by any stall of the loop
     count: events.length + dropped,
     dropped,
     maxMs,
     stretches: s.stretches,
     p99Ms: p99 === null ? null : maxMs === null ? p99 : Math.min(p99, maxMs),
   };
+}
+
+/** Says the stalls that were rloop's own work, left out of the app's: '' when none. */
+function ownStallsText(st) {
+  if (st.own.length === 0) return '';
+  const longest = st.own.reduce((a, e) => (e.lagMs > a.lagMs ? e : a));
+  const one = st.own.length === 1;
+  const what = one ? `1 stall of ${ms(longest.lagMs)} was` : `${st.own.length} stalls, the longest ${ms(longest.lagMs)}, were`;
+  return `${what} mostly rloop's own work (${ms(longest.rloopMs)} ${OWN_WORK}) and ${one ? 'is' : 'are'} not counted as the app's.`;
 }
 
 /** Slow I/O apart by side: the app waiting on others (outgoing) and others waiting on the app (incoming). */
@@ -203,4 +227,4 @@ function heapGrowth(report) {
   return { total, startUp: up.heapUsed - start, after: heap.end.heapUsed - up.heapUsed, startUpAt: up.at };
 }
 
-module.exports = { stalls, slowIo, targetOf, byTarget, busyMs, busyPercent, spanS, stalledDuring, heldResponses, heapGrowth, INCOMING };
+module.exports = { stalls, ownStallsText, OWN_WORK, slowIo, targetOf, byTarget, busyMs, busyPercent, spanS, stalledDuring, heldResponses, heapGrowth, INCOMING };

@@ -42,7 +42,7 @@ function lagLine(e, c) {
   const seen = e.stack ? '' : e.stackSeen ? ' (seen after it)' : '';
   const p = taken.ofStall(e);
   const why = taken.caveat(p);
-  const said = why ? `but ${why}` : taken.words(p);
+  const said = [e.rloopMs > 0 && `${ms(e.rloopMs)} of it rloop ${facts.OWN_WORK}`, why ? `but ${why}` : taken.words(p)].filter(Boolean).join('; ');
   return `${c.yellow('⚠ lag')} ${c.bold(ms(e.lagMs))}  scope ${e.scope ?? '(unattributed)'}${e.key ? ` [${e.key}]` : ''}  at ${where(frame)}${seen}`
     + (said ? `  ${c.dim(`(${said})`)}` : '');
 }
@@ -141,6 +141,7 @@ function lag(r, c) {
   const st = facts.stalls(r);
   if (!st.enabled) return [heading(c, 'Lag'), '  off'];
   const out = [heading(c, `Lag: ${plural(st.count, 'stall')} of ${ms(st.thresholdMs)} or more${st.count ? `, longest ${ms(st.maxMs)}, p99 ${ms(st.p99Ms)}` : ''}`)];
+  if (st.own.length > 0) out.push(c.dim(`  ${facts.ownStallsText(st)}`));
   const worst = [...st.events].sort((a, b) => b.lagMs - a.lagMs).slice(0, 5);
   if (worst.length < st.count) out.push(c.dim(`  the ${worst.length} longest of ${num(st.count)}:`));
   for (const e of worst) {

@@ -162,10 +162,11 @@ test('compare against a report without a CPU profile says what it cannot compare
 test("compare leaves rloop's own part of a stall out: the profile's start is no change of the app's", () => {
   // Seen on a loaded machine: the start of the CPU profile held base's loop 456 ms, head's 429.
   const report = (...events) => ({ schema: 'rloop-report/1', lag: { enabled: true, thresholdMs: 50, events, dropped: 0, summary: {} } });
-  const c = rloop.compare(report({ lagMs: 456, rloopMs: 440, at: 0 }), report({ lagMs: 429, rloopMs: 420, at: 0 }, { lagMs: 30, at: 900 }));
-  assert.deepStrictEqual(c.lag, { baseStalls: 1, headStalls: 2, baseMaxMs: 16, headMaxMs: 30 });
+  const c = rloop.compare(report({ lagMs: 456, rloopMs: 440, at: 0 }), report({ lagMs: 429, rloopMs: 420, at: 0 }, { lagMs: 60, rloopMs: 45, at: 900 }));
+  // Under the threshold without rloop's part, a stall is rloop's: neither report counts it.
+  assert.deepStrictEqual(c.lag, { baseStalls: 0, headStalls: 0, baseMaxMs: 0, headMaxMs: 0 });
   assert.strictEqual(c.verdict, 'NO CHANGE');
-  const worse = rloop.compare(report({ lagMs: 456, rloopMs: 440, at: 0 }), report({ lagMs: 429, rloopMs: 380, at: 0 }));
-  assert.strictEqual(worse.lag.headMaxMs, 49);
-  assert.strictEqual(worse.verdict, 'REGRESSED', 'the app held it 33 ms longer');
+  const worse = rloop.compare(report({ lagMs: 456, rloopMs: 440, at: 0 }), report({ lagMs: 429, rloopMs: 350, at: 0 }));
+  assert.deepStrictEqual(worse.lag, { baseStalls: 0, headStalls: 1, baseMaxMs: 0, headMaxMs: 79 });
+  assert.strictEqual(worse.verdict, 'REGRESSED', 'the app held it 79 ms: a stall of its own');
 });

@@ -323,6 +323,15 @@ test("a stall that is rloop's own (starting or stopping a CPU profile) is no fin
   const stall = (lagMs, rloopMs, scope) => ({ lagMs, rloopMs, at, thread: 0, scope, key: null, stack: null, noticedAfterMs: 5 });
   report.lag = { ...report.lag, events: [stall(164, 150, null)], dropped: 0 };
   assert.equal(finding(renderHtml(report), 'Loop stalls.'), undefined, 'its 14 ms are no stall of the app');
+  // Nor a stall of the app's anywhere: the Lag section and the terminal count none and say why.
+  const page = renderHtml(report);
+  const lag = page.slice(page.indexOf('<section id="lag"'), page.indexOf('</section>', page.indexOf('<section id="lag"')));
+  assert.match(lag, /stalls <b>0<\/b>.*longest <b>—<\/b>/);
+  assert.match(lag, /1 stall of 164 ms was mostly rloop&#39;s own work \(150 ms starting or stopping a CPU profile\) and is not counted as the app&#39;s\./);
+  assert.doesNotMatch(lag, /Longest stalls/);
+  const { formatReport } = require('../../js/report/terminal');
+  const terminal = formatReport(report);
+  assert.match(terminal, /^Lag: 0 stalls of 50 ms or more\n {2}1 stall of 164 ms was mostly rloop's own work/m);
   report.lag.events.push(stall(180, 100, 'job'), { ...stall(60, undefined, 'job'), at: at + 1000 });
   const text = finding(renderHtml(report), 'Loop stalls.');
   assert.match(text, /The loop stalled 2 times for 50 ms or more, the longest 80 ms \(not counting 1 stall of rloop's own, starting or stopping a CPU profile\); by scope, the most lag was in job \(2 stalls, 140 ms\)/);

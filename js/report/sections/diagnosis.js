@@ -73,8 +73,8 @@ function stalls(ctx, v) {
   const st = facts.stalls(ctx.r);
   if (!st.enabled) return null;
   const appMs = (e) => e.lagMs - (e.rloopMs > 0 ? e.rloopMs : 0);
-  const events = st.events.filter((e) => appMs(e) >= st.thresholdMs);
-  const own = st.events.length - events.length;
+  const { events } = st;
+  const own = st.own.length;
   if (events.length === 0) return null;
   const maxMs = st.dropped > 0 ? st.maxMs : maxOf(events, appMs);
   const startUp = events.filter((e) => e.atStart);
@@ -92,8 +92,8 @@ function stalls(ctx, v) {
   return {
     severity: !(worst > 0) ? 'info' : worst >= 1000 ? 'critical' : worst >= 100 ? 'warning' : 'info',
     title: 'Loop stalls.',
-    message: `The loop stalled ${plural(st.count - own, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(maxMs)}`
-      + (own > 0 ? ` (not counting ${plural(own, 'stall')} of rloop's own, starting or stopping a CPU profile)` : '')
+    message: `The loop stalled ${plural(st.count, 'time')} for ${ms(st.thresholdMs)} or more, the longest ${ms(maxMs)}`
+      + (own > 0 ? ` (not counting ${plural(own, 'stall')} of rloop's own, ${facts.OWN_WORK})` : '')
       + (startUp.length > 0 ? `; ${num(startUp.length)} of them (${ms(maxOf(startUp, appMs))}) was already running when rloop started (zero-code: the app's start-up)` : '')
       + `; ${since}by scope, the most lag was in ${v.scope(ctx, scope.key)} (${plural(scope.count, 'stall')}, ${ms(scope.total)})`
       + (place ? `; by code, in ${v.frame(topFrame(place.items[0].stack))} (${plural(place.count, 'stall')}, ${ms(place.total)}, the longest ${ms(place.max)})` : '')
@@ -159,10 +159,10 @@ function slowIo(ctx, v) {
   const side = io.outgoing.length > 0 ? io.outgoing : io.incoming;
   const [top] = facts.byTarget(side);
   const st = facts.stalls(ctx.r);
-  const { ms: blockedMs, stalls: overlapping } = facts.stalledDuring(top.items, st.events);
+  const { ms: blockedMs, stalls: overlapping } = facts.stalledDuring(top.items, st.recorded);
   const share = top.total > 0 ? blockedMs / top.total : 0;
   const out = io.outgoing.length > 0;
-  const { heldMs, stalls: holding } = out ? facts.heldResponses(top.items, st.events, st.thresholdMs) : { heldMs: blockedMs, stalls: overlapping };
+  const { heldMs, stalls: holding } = out ? facts.heldResponses(top.items, st.recorded, st.thresholdMs) : { heldMs: blockedMs, stalls: overlapping };
   const counts = [
     io.outgoing.length > 0 ? `${plural(io.outgoing.length, 'outgoing operation')} took ${ms(io.thresholdMs)} or more` : '',
     io.incoming.length > 0 ? `${plural(io.incoming.length, 'incoming request')} took as long to answer` : '',

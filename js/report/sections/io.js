@@ -97,7 +97,7 @@ function render(ctx) {
     + '<p class="muted hint">An incoming request that waits on an outgoing call is one wait seen from both sides: the two are counted apart. '
     + '<i>Loop stalled meanwhile</i> is the part of the wait during which the app\'s own loop was stalled (see Lag); of an outgoing wait, only the stall its response arrived in delayed it (see the Diagnosis).</p>';
   const dropped = io.dropped > 0 ? capped(ctx, `Slow I/O: the capture kept ${plural(events.length, 'slow operation')} and dropped ${num(io.dropped)} more; the groups count the kept ones.`) : '';
-  const slowPart = events.length > 0 ? slow(ctx, events, facts.stalls(ctx.r).events) : empty(`No I/O operation took ${ms(io.thresholdMs)} or more.`);
+  const slowPart = events.length > 0 ? slow(ctx, events, facts.stalls(ctx.r).recorded) : empty(`No I/O operation took ${ms(io.thresholdMs)} or more.`);
   const allPart = byType.length > 0 ? aggregates(ctx, byType) : empty('No outgoing or incoming I/O operation ended during the capture.');
   return `${head}${dropped}<h3>Slow operations</h3>${slowPart}${allPart}`;
 }

@@ -37,7 +37,7 @@ function timeline(ctx, events, thresholdMs) {
         `${ms(e.lagMs)} stall at ${offset((e.at - ctx.start) / 1000)} (${clock(e.at)})`,
         `scope: ${ctx.scopeText(e.scope)}${e.key === null || e.key === undefined ? '' : `, key ${e.key}`}`,
         ...(e.native ? [`in native ${e.native} work`] : []),
-        ...(e.rloopMs > 0 ? [`${ms(e.rloopMs)} of it rloop starting or stopping a CPU profile`] : []),
+        ...(e.rloopMs > 0 ? [`${ms(e.rloopMs)} of it rloop ${facts.OWN_WORK}`] : []),
         ...[taken.words(taken.ofStall(e))].filter(Boolean),
         ...[taken.caveat(taken.ofStall(e))].filter(Boolean).map((why) => `not all its code's: ${why}`),
         ...(e.stackFrom === 'profile' && stack.length > 0 ? [FROM_PROFILE] : []),
@@ -60,7 +60,7 @@ function noStack(e) {
 
 /** The part of a stall that was rloop's own work, as a muted line. */
 function ownWork(e) {
-  return e.rloopMs > 0 ? `<br><span class="muted">${ms(e.rloopMs)} of it rloop starting the CPU profile</span>` : '';
+  return e.rloopMs > 0 ? `<br><span class="muted">${ms(e.rloopMs)} of it rloop ${facts.OWN_WORK}</span>` : '';
 }
 
 /** How much of a stall the thread ran, and its GC, as a muted line. */
@@ -150,9 +150,10 @@ function render(ctx) {
   const head = `<p class="facts"><span>threshold <b>${ms(lag.thresholdMs)}</b></span><span>stalls <b>${num(st.count)}</b></span>`
     + `<span>longest <b>${ms(st.maxMs)}</b></span><span>busy stretches <b>${num(st.stretches)}</b></span>`
     + `<span>p99 stretch (worst window) <b>${ms(st.p99Ms)}</b></span></p>`;
-  if (events.length === 0) return head + empty(`No stall of ${ms(lag.thresholdMs)} or more was recorded during the capture.`);
+  const own = st.own.length > 0 ? `<p class="muted">${esc(facts.ownStallsText(st))}</p>` : '';
+  if (events.length === 0) return head + own + empty(`No stall of ${ms(lag.thresholdMs)} or more was recorded during the capture.`);
   const dropped = lag.dropped > 0 ? capped(ctx, `Lag: the capture kept ${plural(events.length, 'stall')} and dropped ${num(lag.dropped)} more; the tables count the kept ones.`) : '';
-  return head + dropped + timeline(ctx, events, lag.thresholdMs)
+  return head + own + dropped + timeline(ctx, events, lag.thresholdMs)
     + `<h3>By scope</h3>${byScope(ctx, events)}<h3>By code location</h3>${byLocation(ctx, events)}`
     + `<h3>Longest stalls</h3>${worst(ctx, events)}`;
 }
