@@ -20,6 +20,7 @@ const { flameTree } = require('../analyze/flame');
 const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
 const { ownWithin } = require('./own-work');
+const { afterGc } = require('./after-gc');
 const { withOriginals } = require('./source-maps');
 const { buildReport, reportDraft } = require('../report/build');
 const { renderJson } = require('../report/json');
@@ -56,6 +57,7 @@ class Capture {
   #ioTotals; // this capture's I/O aggregates, when the monitor tracks I/O
   #heapStart;
   #timeline;
+  #afterGc = null; // the heap after GCs (js/capture/after-gc.js)
   #profile = null; // the running profile, once started
   #heapProfile = null; // the running sampling heap profile, if asked and started
   #takeTimeline = null; // ends the profile's scope timeline and gives it
@@ -81,7 +83,14 @@ class Capture {
     this.#recording = inner.record(draft);
     if (options.heapStats) {
       this.#heapStart = heap.stats();
-      this.#timeline = heap.timeline({ everyMs: HEAP_EVERY_MS, onSample: (s) => monitor.emit('heapStats', s) });
+      this.#afterGc = afterGc();
+      this.#timeline = heap.timeline({
+        everyMs: HEAP_EVERY_MS,
+        onSample: (s) => {
+          this.#afterGc?.read();
+          monitor.emit('heapStats', s);
+        },
+      });
     }
     this.#unguard = guard((reason) => {
       try {
@@ -198,6 +207,7 @@ class Capture {
     this.#collecting = false;
     this.#unguard();
     this.#timeline?.stop();
+    const gcs = this.#afterGc?.stop() ?? null;
     this.#ioTotals?.stop();
     const end = epochMs();
     const partial = reason !== null;
@@ -230,7 +240,7 @@ class Capture {
       heap: o.heapStats
         ? {
           start: this.#heapStart, end: heapEnd, timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null,
-          startUp: this.#timeline.startUp,
+          startUp: this.#timeline.startUp, afterGc: gcs,
         }
         : null,
       profile: profile

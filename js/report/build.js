@@ -67,7 +67,7 @@ function lagSummary(windows) {
  * @param c what a capture collected: { meta, windowMs, totalsBefore, totalsAfter, windows, own
  *   (the spans of rloop's own work, js/capture/own-work.js),
  *   lag: { enabled, thresholdMs, events, dropped }, io: { enabled, thresholdMs, events, dropped,
- *   aggregates }, heap: { start, end, timeline, dropped, snapshot, startUp }, profile, heapProfile }
+ *   aggregates }, heap: { start, end, timeline, dropped, snapshot, startUp, afterGc }, profile, heapProfile }
  */
 function buildReport(c) {
   const durationMs = c.meta.end - c.meta.start;

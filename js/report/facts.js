@@ -217,14 +217,41 @@ function heldResponses(events, stallEvents, gapMs) {
  * Heap used's growth over the capture, bytes: `total`, and when the capture held the app's
  * start-up (`heap.startUp`), `startUp` the part up to its end and `after` the rest, the part a
  * leak would be in (else both null); `startUpAt` epoch ms of its end. NaN total without stats.
+ * `kept`: what heap used hides under garbage, after start-up, `{ kind, from, to, grew, count }`:
+ * after major GCs (`major`: what stayed live; with one such GC, `from` is the lowest heap used
+ * before it, garbage included, so `grew` is at least what became live), else after minor GCs
+ * (`minor`: what outlived the young generation); null with neither.
  */
 function heapGrowth(report) {
   const heap = report.heap;
   const start = heap?.start?.heapUsed;
   const total = heap ? heap.end?.heapUsed - start : NaN;
   const up = heap?.startUp;
-  if (!(finite(total) && finite(up?.heapUsed) && finite(up?.at))) return { total, startUp: null, after: null, startUpAt: null };
-  return { total, startUp: up.heapUsed - start, after: heap.end.heapUsed - up.heapUsed, startUpAt: up.at };
+  const hasStartUp = finite(total) && finite(up?.heapUsed) && finite(up?.at);
+  const kept = heap ? keptAfterGc(heap, hasStartUp ? up.at : -Infinity) : null;
+  if (!hasStartUp) return { total, startUp: null, after: null, startUpAt: null, kept };
+  return { total, startUp: up.heapUsed - start, after: heap.end.heapUsed - up.heapUsed, startUpAt: up.at, kept };
+}
+
+function keptAfterGc(heap, since) {
+  const valid = (s) => finite(s?.at) && finite(s?.heapUsed) && s.at >= since;
+  const after = (kind) => list(heap.afterGc?.[kind]?.samples).filter(valid);
+  const between = (kind, samples) => {
+    const from = samples[0];
+    const to = samples[samples.length - 1];
+    return { kind, from, to, grew: to.heapUsed - from.heapUsed, count: samples.length };
+  };
+  const major = after('major');
+  if (major.length >= 2) return between('major', major);
+  if (major.length === 1) {
+    // Heap used before it held garbage too: what the GC kept above its lowest is at least that much more live.
+    const [to] = major;
+    const before = [heap.startUp, heap.start, ...list(heap.timeline)].filter((s) => valid(s) && s.at <= to.at);
+    const from = before.reduce((low, s) => (low === null || s.heapUsed < low.heapUsed ? s : low), null);
+    if (from !== null && to.heapUsed > from.heapUsed) return { kind: 'major', from, to, grew: to.heapUsed - from.heapUsed, count: 1 };
+  }
+  const minor = after('minor');
+  return minor.length >= 2 ? between('minor', minor) : null;
 }
 
 module.exports = { stalls, ownStallsText, OWN_WORK, slowIo, targetOf, byTarget, busyMs, busyPercent, spanS, stalledDuring, heldResponses, heapGrowth, INCOMING };

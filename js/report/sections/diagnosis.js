@@ -188,32 +188,41 @@ function slowIo(ctx, v) {
 }
 
 /**
- * A growing heap; of a capture that held the app's start-up, the growth after it is what a leak
- * would be in, and the growth in it the app loading (modules, caches built at start).
+ * A growing heap. Heap used between GCs holds garbage not yet collected, so only the heap after
+ * GCs (facts.heapGrowth's `kept`) can show a leak, and sets the severity; without it growth is
+ * said as such and warns of nothing. Of a capture that held the app's start-up, the growth in it
+ * is the app loading (modules, caches built at start).
  */
 function heapGrowth(ctx) {
   const heap = ctx.r.heap;
   const g = facts.heapGrowth(ctx.r);
-  if (!(g.total > MB)) return null;
+  const grewKept = g.kept?.grew ?? null;
+  if (!(g.total > MB) && !(grewKept > MB)) return null;
+  if (g.startUp === null && g.kept !== null && !(grewKept > MB)) return null; // garbage: the GCs freed it
+  const at = (sample) => offset((sample.at - ctx.start) / 1000);
+  const since = g.startUp === null ? '' : ' after start-up';
   const grew = `Heap used grew by ${size(g.total)} over the capture (${size(heap.start.heapUsed)} to ${size(heap.end.heapUsed)})`;
+  const inStartUp = g.startUp === null ? '.'
+    : `: ${size(g.startUp, true)} during the app's start-up (to ${offset((g.startUpAt - ctx.start) / 1000)}, `
+      + `the event loop's first turn: loading modules and building state, not a leak), ${size(g.after, true)} after it.`;
+  const k = g.kept;
+  const verdict = grewKept > MB ? 'memory the GC could not free' : 'the rest was garbage the GCs freed';
+  const said = k === null
+    ? ` No GC${since} was recorded to tell live memory from garbage not yet collected: a leak cannot be told from it in this capture.`
+    : k.kind === 'major' && k.count === 1
+      ? ` After the major GC${since} at ${at(k.to)} the heap held ${size(k.to.heapUsed)}, ${size(grewKept)} more than heap used at ${at(k.from)} with its garbage: memory the GC could not free.`
+      : k.kind === 'major'
+        ? ` After major GCs${since} the heap went from ${size(k.from.heapUsed)} (${at(k.from)}) to ${size(k.to.heapUsed)} (${at(k.to)}), ${size(grewKept, true)} over ${plural(k.count, 'major GC')}: ${verdict}.`
+        : ` No major GC ran${since}; after minor GCs, young garbage gone, the heap went from ${size(k.from.heapUsed)} (${at(k.from)}) to ${size(k.to.heapUsed)} (${at(k.to)}), `
+          + `${size(grewKept, true)} of objects that outlived the young generation: ${grewKept > MB ? 'memory kept, though a major GC may still free some' : 'the rest was young garbage'}.`;
   const advice = 'If it keeps growing across captures, take heap snapshots (heapSnapshot) at two times and compare what retains the new objects.';
-  if (g.startUp === null) {
-    return {
-      severity: g.total > 10 * MB ? 'warning' : 'info',
-      title: 'Heap growth.',
-      message: `${grew}.`,
-      suggestion: `Growth over one capture may be a cache warming up. ${advice}`,
-      section: 'memory',
-    };
-  }
-  const leak = g.after > MB;
+  const suggestion = grewKept > MB ? `Growth over one capture may be a cache warming up. ${advice}`
+    : k === null ? `A longer capture, with GCs in it, tells a leak from garbage. ${advice}` : '';
   return {
-    severity: g.after > 10 * MB ? 'warning' : 'info',
+    severity: grewKept > 10 * MB ? 'warning' : 'info',
     title: 'Heap growth.',
-    message: `${grew}: ${size(g.startUp, true)} during the app's start-up (to ${offset((g.startUpAt - ctx.start) / 1000)}, `
-      + `the event loop's first turn: loading modules and building state, not a leak), ${size(g.after, true)} after it.`,
-    suggestion: (leak ? `The growth after start-up may be a cache warming up. ${advice} ` : 'After start-up the heap did not grow by as much as 1 MB. ')
-      + 'RLOOP_DELAY starts a zero-code capture after the start-up.',
+    message: grew + inStartUp + said,
+    suggestion: [suggestion, g.startUp === null ? '' : 'RLOOP_DELAY starts a zero-code capture after the start-up.'].filter(Boolean).join(' '),
     section: 'memory',
   };
 }
