@@ -2,7 +2,8 @@
 // Source maps beyond the report's stacks and profile: in a compiled TypeScript app, the sampling
 // heap profile's functions, the pprof files a capture writes and the profiles pulled from the
 // metrics endpoint (read by go tool pprof), and the live 'lag' and 'slowIO' events with the
-// OpenTelemetry log records made of them, all name the .ts file and line.
+// OpenTelemetry log records made of them, all name the .ts file and line; a live event reads and
+// decodes only small maps.
 
 const test = require('node:test');
 const assert = require('node:assert');
@@ -122,4 +123,24 @@ test('the live \'lag\' and \'slowIO\' events and their OpenTelemetry records nam
   assert.deepStrictEqual([at(slow.stack[0]), at(slow.stack[0].generated)], [{ url: url(ts), line: lineOf(ts, 'http.get(') }, { url: url(js), line: lineOf(js, 'http.get(') }]);
   const code = records.filter((r) => r['code.function.name'] === 'crunch');
   assert.ok(code.length >= 2 && code.every((r) => r['code.file.path'] === url(ts) && r['code.line.number'] === lineOf(ts, '// CRUNCH')), JSON.stringify(records));
+});
+
+test('a live event maps with small maps only: a larger map\'s frames stay as they ran there, and a report maps them', () => {
+  const { withOriginals, liveOriginals } = require('../../js/capture/source-maps');
+  const dir = path.join(tmp, 'sizes');
+  fs.mkdirSync(dir);
+  const eventAt = (name, mappings) => {
+    const script = path.join(dir, `${name}.js`);
+    fs.writeFileSync(script, 'function f() {\n  return 1;\n}\n');
+    // Line 2 column 3 <- line 3 column 3 of the source, then as many empty lines as asked.
+    fs.writeFileSync(`${script}.map`, JSON.stringify({ version: 3, sources: [`${name}.ts`], names: [], mappings: `;EAEE${mappings}` }));
+    return { lagMs: 60, stack: [{ functionName: 'f', url: url(script), line: 2, column: 3 }] };
+  };
+  const small = eventAt('small', '');
+  const generated = { url: url(path.join(dir, 'small.js')), line: 2, column: 3 };
+  assert.deepStrictEqual(liveOriginals(small).stack[0], { functionName: 'f', url: url(path.join(dir, 'small.ts')), line: 3, column: 3, generated });
+  const large = eventAt('large', ';'.repeat(300 * 1024));
+  assert.deepStrictEqual(liveOriginals(large), large, 'a map past 256 KiB is not read for a live event');
+  assert.strictEqual(withOriginals({ stalls: [large] }).stalls[0].stack[0].url, url(path.join(dir, 'large.ts')), 'a report reads it');
+  assert.deepStrictEqual(liveOriginals(large), large, 'nor decoded once a report has read it');
 });
