@@ -30,7 +30,7 @@ const { isOwn } = require('../own');
 const { originals } = require('./mappings');
 const { readMap, MAX_MAP_BYTES } = require('./map-files');
 
-const LIVE_MAP_BYTES = 256 * 1024; // a per-file map of a compiler's, not a bundle's: a few ms to read and decode
+const LIVE_MAP_BYTES = 256 * 1024; // a compiler's per-file map, not a bundle's
 const MAX_SCRIPTS = 1000; // looked up per report; frames of others stay generated
 const MAX_SKIPPED = 20; // listed per report; the rest counted
 const CACHE_CHARS = 16 * 1024 * 1024; // of mappings kept across reports: a large bundle's
