@@ -15,6 +15,8 @@ const { captureOptions, watchOptions } = require('./capture/options');
 const heap = require('./capture/heap');
 const { interruptStalls, startSampler } = require('./stalls/sampler');
 const { redactStall } = require('./redact');
+const { liveOriginals } = require('./capture/source-maps');
+const { attempt } = require('./attempt');
 const endpoint = require('./metrics/endpoint');
 const { useGc } = require('./metrics/gc');
 const auto = require('./auto');
@@ -28,6 +30,9 @@ function unattributed(fn) {
     hooks.restore(prev);
   }
 }
+
+/** A live event with its stacks at their original locations where small source maps say; as it was if that failed. */
+const located = (event) => attempt(liveOriginals, event) ?? event;
 
 class Monitor extends EventEmitter {
   #native;
@@ -205,7 +210,8 @@ class Monitor extends EventEmitter {
       }
     }
     for (const c of this.#captures) c.slowIO(event);
-    this.emit('slowIO', event);
+    // Listeners get the caller at its original location (a capture maps its own as it ends).
+    if (this.listenerCount('slowIO') > 0) this.emit('slowIO', located(event));
   }
 
   /** An internal failure: an 'error' event if someone listens, never an exception in the app. */
@@ -243,7 +249,7 @@ class Monitor extends EventEmitter {
     const wanted = !this.stopped && this.listenerCount(event) + (adding ? 1 : 0) > 0;
     try {
       if (event === 'lag' && this.#options.lag && wanted !== this.#lagOn) {
-        this.#native.onLag(wanted ? (e) => this.emit('lag', redactStall(e)) : null);
+        this.#native.onLag(wanted ? (e) => this.emit('lag', redactStall(located(e))) : null);
         this.#lagOn = wanted;
       } else if (event === 'window' && wanted !== (this.#timer !== undefined)) {
         if (wanted) this.#startWindows();

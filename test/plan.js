@@ -23,7 +23,7 @@ const AREAS = {
   stalls: { timed: ['first-stall', 'lag', 'stack-before', 'why'], shared: [] },
   io: { timed: ['io', 'other-side'], shared: [] },
   logs: { timed: ['otel'], shared: [] },
-  capture: { timed: ['capture', 'heap', 'own-work', 'partial'], shared: ['heap-profile', 'heap-startup', 'source-maps'] },
+  capture: { timed: ['capture', 'heap', 'own-work', 'partial'], shared: ['heap-profile', 'heap-startup', 'source-maps', 'source-maps-elsewhere'] },
   analyze: { timed: ['analyze', 'packages'], shared: ['flame', 'pprof'] },
   report: { timed: [], shared: ['browser', 'flame-browser', 'format', 'html', 'taken'] },
   metrics: { timed: ['adapters', 'endpoint', 'prometheus'], shared: ['gc', 'pull', 'ranking'] },

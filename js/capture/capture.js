@@ -134,13 +134,13 @@ class Capture {
     const heapEnd = this.#heapEnd();
     const profile = this.#profile ? await this.#profile.stop() : null;
     const heapProfile = this.#heapProfile ? await this.#heapProfile.stop() : null;
-    const report = this.#collect(reason, profile, heapProfile, heapEnd);
+    const { report, located } = this.#collect(reason, profile, heapProfile, heapEnd);
     if (this.#o.heapSnapshot) {
       const path = expand(this.#o.heapSnapshot, this.#n, this.#start);
       await heap.captureHeapSnapshot(path);
       report.heap.snapshot = { path, bytes: fs.statSync(path).size };
     }
-    this.#write(report, profile, heapProfile);
+    this.#write(report, profile, located);
     if (profile) this.#monitor.emit('profile', { analysis: report.profile.analysis, profile });
     return report;
   }
@@ -166,8 +166,8 @@ class Capture {
     const heapEnd = this.#heapEnd();
     const profile = this.#profile ? this.#profile.stopSync() : null;
     const heapProfile = this.#heapProfile ? this.#heapProfile.stopSync() : null;
-    const report = this.#collect(reason, profile, heapProfile, heapEnd);
-    this.#write(report, profile, heapProfile);
+    const { report, located } = this.#collect(reason, profile, heapProfile, heapEnd);
+    this.#write(report, profile, located);
     return report;
   }
 
@@ -200,7 +200,10 @@ class Capture {
     return this.#o.heapStats ? heap.stats() : null;
   }
 
-  /** Stops collecting and assembles the report (no I/O). */
+  /**
+   * Stops collecting and assembles the report (no I/O but the source maps'): `{ report, located }`,
+   * `located` what was collected at its original locations (js/capture/source-maps.js).
+   */
   #collect(reason, profile, heapProfile, heapEnd) {
     // I/O that never returned is the slowest: what is still in flight past the threshold.
     for (const event of this.#inner.pendingIo()) this.#keepIo(event);
@@ -218,11 +221,11 @@ class Capture {
     const from = Math.min(this.#start, recorded.windows[0]?.start ?? Infinity);
     const own = ownWithin(from, Infinity);
     markOwnWork(recorded.lag.events, own);
-    const collected = { profile, stalls: recorded.lag.events, io: this.#io.events };
+    const collected = { profile, heapProfile, stalls: recorded.lag.events, io: this.#io.events };
     const located = attempt(withOriginals, collected) ?? { ...collected, sourceMaps: null };
     recorded.lag.events = located.stalls;
     const studied = profile ? this.#study(located.profile, recorded.lag) : null;
-    return buildReport({
+    const report = buildReport({
       // Only the report JS builds says how many: the addon cannot count them (src/report.rs).
       meta: { ...this.#meta(end, partial, reason), swallowed: swallowed() - this.#swallowedBefore, ...(located.sourceMaps && { sourceMaps: located.sourceMaps }) },
       windowMs: this.#inner.options.windowMs,
@@ -256,10 +259,11 @@ class Capture {
         ? {
           samplingIntervalBytes: o.heapProfile.samplingIntervalBytes,
           pprof: o.heapPprof ? expand(o.heapPprof, this.#n, this.#start) : null,
-          ...analyzeHeapProfile(heapProfile, { cpu: this.#cpuOf(profile) }),
+          ...analyzeHeapProfile(located.heapProfile, { cpu: this.#cpuOf(located.profile) }),
         }
         : null,
     });
+    return { report, located };
   }
 
   /** The CPU profile of this capture with its scope timeline, for the heap profile's scopes; null without one. */
@@ -307,7 +311,8 @@ class Capture {
     return studied;
   }
 
-  #write(report, profile, heapProfile) {
+  /** Writes the files asked: the .cpuprofile V8's `profile`, the pprof files the `located` profiles. */
+  #write(report, profile, { profile: located, heapProfile }) {
     const o = this.#o;
     const at = (name) => expand(o[name], this.#n, this.#start);
     const written = [];
@@ -318,11 +323,11 @@ class Capture {
     if (o.json) write(at('json'), renderJson(report));
     if (o.html) write(at('html'), require('../report/html').renderHtml(report));
     if (o.cpuprofile && profile) write(at('cpuprofile'), JSON.stringify(profile));
-    if (o.pprof && profile) write(at('pprof'), renderPprof(profile, this.#pprofContext));
+    if (o.pprof && located) write(at('pprof'), renderPprof(located, this.#pprofContext));
     if (o.heapPprof && heapProfile) {
       const { routes = new Set(), keysDropped = 0, thread = threadId } = this.#pprofContext ?? {};
       const span = { startMs: report.meta.start, endMs: report.meta.end };
-      write(at('heapPprof'), renderHeapPprof(heapProfile, { cpu: this.#cpuOf(profile), routes, keysDropped, thread, samplingIntervalBytes: o.heapProfile.samplingIntervalBytes, ...span }));
+      write(at('heapPprof'), renderHeapPprof(heapProfile, { cpu: this.#cpuOf(located), routes, keysDropped, thread, samplingIntervalBytes: o.heapProfile.samplingIntervalBytes, ...span }));
     }
     if (written.length > 0) o[WRITTEN]?.(written);
   }

@@ -1,7 +1,8 @@
 'use strict';
 // A script's source map on disk, for js/capture/source-maps.js: the one its last
 // `//# sourceMappingURL=` comment names, a data: URL or a file, else `<script>.map` beside it.
-// Only regular files under the script's folder or the working directory, at most MAX_MAP_BYTES:
+// Only regular files under the script's folder or the working directory, at most MAX_MAP_BYTES
+// (or the smaller size a caller asks: a map larger than that throws an error whose `limit` is it):
 // never the network, never a device or a FIFO. What is wrong with one is thrown as the reason the
 // report gives, never quoting the comment (its URL may hold a token).
 
@@ -13,19 +14,21 @@ const { partsOf } = require('./mappings');
 
 const MAX_MAP_BYTES = 32 * 1024 * 1024;
 const TAIL_BYTES = 64 * 1024; // of a script, read for its comment
-const MAX_INLINE_CHARS = Math.ceil(MAX_MAP_BYTES / 3) * 4; // a map that size in base64
 const REFERENCE = /\/\/[#@][ \t]+sourceMappingURL=[ \t]*(\S+)/g;
 const XSSI = /^\)\]\}'[^\n]*\n/; // a prefix the format allows, to keep a map from running as script
 
-/** A script's map as `parts` (js/capture/mappings.js), null when it names none; throws why one cannot be read. */
-function readMap(file, size) {
-  const reference = referenceIn(file, size);
+/**
+ * A script's map as `parts` (js/capture/mappings.js), null when it names none; throws why one
+ * cannot be read, or that it is larger than `maxBytes` (at most MAX_MAP_BYTES).
+ */
+function readMap(file, size, maxBytes = MAX_MAP_BYTES) {
+  const reference = referenceIn(file, size, maxBytes);
   if (reference === null) {
     const beside = `${file}.map`;
     if (!fs.statSync(beside, { throwIfNoEntry: false })?.isFile()) return null;
-    return parsed(readFile(beside), pathToFileURL(beside).href);
+    return parsed(readFile(beside, maxBytes), pathToFileURL(beside).href);
   }
-  if (/^data:/i.test(reference)) return parsed(inline(reference), pathToFileURL(file).href);
+  if (/^data:/i.test(reference)) return parsed(inline(reference, maxBytes), pathToFileURL(file).href);
   let url;
   try {
     url = new URL(reference, pathToFileURL(file));
@@ -35,25 +38,38 @@ function readMap(file, size) {
   if (url.protocol !== 'file:') throw new Error(`its map is at a ${url.protocol} URL: only files are read`);
   const mapFile = fileURLToPath(url);
   if (!within(mapFile, path.dirname(file)) && !within(mapFile, cwd())) throw new Error('its map is outside the script\'s folder and the working directory');
-  return parsed(readFile(mapFile), url.href);
+  return parsed(readFile(mapFile, maxBytes), url.href);
+}
+
+/** Base64 characters of a map of `bytes`. */
+const inlineChars = (bytes) => Math.ceil(bytes / 3) * 4;
+
+/** Why a map is not read: larger than `limit` bytes, the error's `limit`. */
+function larger(limit, what = 'its map') {
+  return Object.assign(new Error(`${what} is larger than ${limit} bytes`), { limit });
 }
 
 /** The URL in the script's last sourceMappingURL comment, or null. */
-function referenceIn(file, size) {
+function referenceIn(file, size, maxBytes) {
   let text = readEnd(file, size, TAIL_BYTES);
   // A last line longer than the tail may be an inline map's comment: read as much as one can be.
-  if (size > TAIL_BYTES && !text.trimEnd().includes('\n')) text = readEnd(file, size, MAX_INLINE_CHARS + TAIL_BYTES);
+  if (size > TAIL_BYTES && !text.trimEnd().includes('\n')) {
+    const bytes = inlineChars(maxBytes) + TAIL_BYTES;
+    text = readEnd(file, size, bytes);
+    // Asked for less than the most: a line longer still may be an inline map larger than asked.
+    if (maxBytes < MAX_MAP_BYTES && size > bytes && !text.trimEnd().includes('\n')) throw larger(maxBytes);
+  }
   let last = null;
   for (const m of text.matchAll(REFERENCE)) last = m[1];
   return last;
 }
 
-function inline(url) {
+function inline(url, maxBytes) {
   const comma = url.indexOf(',');
   const type = comma < 0 ? [] : url.slice(5, comma).toLowerCase().split(';');
   if (type[0] !== 'application/json') throw new Error('its inline map is not application/json');
   const body = url.slice(comma + 1);
-  if (body.length > MAX_INLINE_CHARS) throw new Error(`its inline map is larger than ${MAX_MAP_BYTES} bytes`);
+  if (body.length > inlineChars(maxBytes)) throw larger(maxBytes, 'its inline map');
   try {
     return type.includes('base64') ? Buffer.from(body, 'base64').toString('utf8') : decodeURIComponent(body);
   } catch {
@@ -71,12 +87,12 @@ function parsed(text, base) {
   return partsOf(map, base);
 }
 
-/** A regular file's bytes, at most MAX_MAP_BYTES. */
-function readFile(file) {
+/** A regular file's bytes, at most `maxBytes`. */
+function readFile(file, maxBytes) {
   const stat = fs.statSync(file, { throwIfNoEntry: false });
   if (!stat) throw new Error('its map file does not exist');
   if (!stat.isFile()) throw new Error('its map is not a regular file');
-  if (stat.size > MAX_MAP_BYTES) throw new Error(`its map is larger than ${MAX_MAP_BYTES} bytes`);
+  if (stat.size > maxBytes) throw larger(maxBytes);
   return readAt(file, 0, stat.size);
 }
 
@@ -102,4 +118,4 @@ function within(file, dir) {
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
-module.exports = { readMap };
+module.exports = { readMap, MAX_MAP_BYTES };

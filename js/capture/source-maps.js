@@ -1,9 +1,11 @@
 'use strict';
 // Original locations, where the app has source maps (TypeScript, bundlers), for the frames of
-// what a capture collected: the CPU profile's call frames (so the analysis, the words of its
-// patterns, the flame tree and the stall stacks taken from the profile name the original), the
-// stack sampler's stall stacks and the slow I/O callers. A mapped frame keeps its generated
-// location as `generated`. Each script's map is looked up once per report, before it is built.
+// what a capture or a pulled profile collected: the CPU profile's call frames (so the analysis,
+// the words of its patterns, the flame tree, the stall stacks taken from the profile and the
+// pprof name the original), the sampling heap profile's, the stack sampler's stall stacks and
+// the slow I/O callers; and for the live 'lag' and 'slowIO' events. A mapped frame keeps its
+// generated location as `generated`. Each script's map is looked up once per report, before it
+// is built.
 //
 // Where a map comes from:
 // - on disk (js/capture/map-files.js), read here even when Node has source maps enabled: Node
@@ -14,16 +16,21 @@
 // A map that cannot be read or decoded leaves its script's frames as they are, and the report
 // says why (meta.sourceMaps): a script's failure is its reason, never an exception. Maps read are
 // kept for the next report, CACHE_CHARS of mappings at most.
+//
+// A live event is mapped as it is emitted, on the loop: only with maps of at most LIVE_MAP_BYTES,
+// read then if not cached (once per script and build) or from the cache; a larger map's frames
+// stay generated in live events (a report maps them), so an event never reads or decodes more.
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { findSourceMap } = require('node:module');
-const { fileURLToPath } = require('node:url');
+const { fileURLToPath, pathToFileURL } = require('node:url');
 const { redactLink } = require('../redact');
 const { isOwn } = require('../own');
 const { originals } = require('./mappings');
-const { readMap } = require('./map-files');
+const { readMap, MAX_MAP_BYTES } = require('./map-files');
 
+const LIVE_MAP_BYTES = 256 * 1024; // a compiler's per-file map, not a bundle's
 const MAX_SCRIPTS = 1000; // looked up per report; frames of others stay generated
 const MAX_SKIPPED = 20; // listed per report; the rest counted
 const CACHE_CHARS = 16 * 1024 * 1024; // of mappings kept across reports: a large bundle's
@@ -33,46 +40,88 @@ const NOT_VLQ = 'its mappings are not base64 VLQ';
 const STALL_STACKS = ['stack', 'stackSeen']; // the stack sampler's (a profile's come mapped with it)
 const IO_STACKS = ['stack'];
 
-const cache = new Map(); // script file -> { stamp, parts (null: no map), reason, chars }, oldest first
+// script file -> { stamp, parts (null: no map), reason, chars, limit? }, oldest first; `limit`:
+// a live event's read found the map larger than that, and left it unread
+const cache = new Map();
 let cachedChars = 0;
 
 /**
- * What a capture collected, with original locations: `{ profile, stalls, io, sourceMaps }`. The
- * profile is a copy with mapped call frames (V8's own stays as it was, for the .cpuprofile and
- * pprof files); `sourceMaps` is `{ scripts, skipped, dropped }` (scripts whose frames were
- * mapped, maps left aside and why), null when no script had one.
+ * What a capture collected, with original locations: `{ profile, heapProfile, stalls, io,
+ * sourceMaps }`. The profiles are copies with mapped call frames (V8's own stay as they were, for
+ * the .cpuprofile file and the 'profile' event); `sourceMaps` is `{ scripts, skipped, dropped }`
+ * (scripts whose frames were mapped, maps left aside and why), null when no script had one.
  */
-function withOriginals({ profile, stalls, io }) {
+function withOriginals({ profile = null, heapProfile = null, stalls = [], io = [] }) {
   const asks = new Asks();
   const nodes = profile?.nodes ?? [];
   const nodeAsks = nodes.map(({ callFrame: f }) => asks.add(f.url, f.lineNumber, f.columnNumber));
-  // Stacks are `[{ functionName, url, line, column }]`, 1-based; the events' keys that hold them.
-  const asked = (e, keys) => keys.map((key) => (Array.isArray(e[key]) ? e[key].map((f) => asks.add(f?.url, f?.line - 1, (f?.column ?? 1) - 1)) : null));
-  const stallAsks = stalls.map((e) => asked(e, STALL_STACKS));
-  const ioAsks = io.map((e) => asked(e, IO_STACKS));
-  const { found, sourceMaps } = asks.answer();
-  const frame = (f, i) => (i >= 0 && found[i] !== null ? { ...f, ...found[i], generated: { url: f.url, line: f.line, column: f.column } } : f);
-  const mapped = (e, keys, at) => {
-    const out = { ...e };
-    keys.forEach((key, k) => {
-      if (at[k] !== null) out[key] = e[key].map((f, j) => frame(f, at[k][j]));
-    });
-    return out;
-  };
+  const heapNodes = heapProfile ? treeCopy(heapProfile.head) : [];
+  const heapAsks = heapNodes.map(({ callFrame: f }) => asks.add(f.url, f.lineNumber, f.columnNumber));
+  const stallAsks = stalls.map((e) => stackAsks(asks, e, STALL_STACKS));
+  const ioAsks = io.map((e) => stackAsks(asks, e, IO_STACKS));
+  const { found, sourceMaps } = asks.answer(MAX_MAP_BYTES);
+  heapNodes.forEach((node, i) => {
+    if (found[heapAsks[i]]) node.callFrame = mappedCallFrame(node.callFrame, found[heapAsks[i]]);
+  });
   return {
     profile: profile && {
       ...profile,
       nodes: nodes.map((node, i) => (found[nodeAsks[i]] ? { ...node, callFrame: mappedCallFrame(node.callFrame, found[nodeAsks[i]]) } : node)),
     },
-    stalls: stalls.map((e, i) => mapped(e, STALL_STACKS, stallAsks[i])),
-    io: io.map((e, i) => mapped(e, IO_STACKS, ioAsks[i])),
+    heapProfile: heapProfile && { ...heapProfile, head: heapNodes[0] },
+    stalls: stalls.map((e, i) => mappedStacks(e, STALL_STACKS, stallAsks[i], found)),
+    io: io.map((e, i) => mappedStacks(e, IO_STACKS, ioAsks[i], found)),
     sourceMaps,
   };
 }
 
-/** A profile call frame at its original location (0-based, as V8's), its generated one kept (1-based, as a frame's). */
+/**
+ * A live 'lag' or 'slowIO' event with its stacks at their original location where a map of at
+ * most LIVE_MAP_BYTES says (the event itself where none does); maps left aside go unsaid.
+ */
+function liveOriginals(event) {
+  const asks = new Asks();
+  const at = stackAsks(asks, event, STALL_STACKS);
+  if (at.every((a) => a === null || a.every((i) => i < 0))) return event;
+  return mappedStacks(event, STALL_STACKS, at, asks.answer(LIVE_MAP_BYTES).found);
+}
+
+/**
+ * The asks of an event's stacks (`[{ functionName, url, line, column }]`, 1-based, under its
+ * `keys`): per key, the ask of each frame, or null where the key holds no stack.
+ */
+function stackAsks(asks, e, keys) {
+  return keys.map((key) => (Array.isArray(e[key]) ? e[key].map((f) => asks.add(f?.url, f?.line - 1, (f?.column ?? 1) - 1)) : null));
+}
+
+/** The event with the frames of its stacks that were found at their original location. */
+function mappedStacks(e, keys, at, found) {
+  const out = { ...e };
+  keys.forEach((key, k) => {
+    if (at[k] !== null) out[key] = e[key].map((f, j) => (found[at[k][j]] ? { ...f, ...found[at[k][j]], generated: { url: redactLink(f.url), line: f.line, column: f.column } } : f));
+  });
+  return out;
+}
+
+/** A heap profile's tree copied, every node a new object (children included), the root first. */
+function treeCopy(head) {
+  const all = [{ ...head }];
+  for (let k = 0; k < all.length; k++) {
+    all[k].children = (all[k].children ?? []).map((c) => {
+      const copy = { ...c };
+      all.push(copy);
+      return copy;
+    });
+  }
+  return all;
+}
+
+/**
+ * A profile call frame at its original location (0-based, as V8's), its generated one kept
+ * (1-based, as a frame's; a file URL where the heap profile gives a CommonJS module's path).
+ */
 function mappedCallFrame(f, { url, line, column }) {
-  const generated = { url: redactLink(f.url), line: f.lineNumber + 1, column: f.columnNumber + 1 };
+  const generated = { url: redactLink(path.isAbsolute(f.url) ? pathToFileURL(f.url).href : f.url), line: f.lineNumber + 1, column: f.columnNumber + 1 };
   return { ...f, url, lineNumber: line - 1, columnNumber: column - 1, generated };
 }
 
@@ -98,14 +147,17 @@ class Asks {
     return this.#count++;
   }
 
-  /** `found`: per ask, `{ url, line, column }` (1-based, redacted) or null; and the report's `sourceMaps`. */
-  answer() {
+  /**
+   * `found`: per ask, `{ url, line, column }` (1-based, redacted) or null, from maps of at most
+   * `maxBytes`; and the report's `sourceMaps`.
+   */
+  answer(maxBytes) {
     const found = new Array(this.#count).fill(null);
     const sourceMaps = { scripts: 0, skipped: [], dropped: 0 };
     for (const [url, script] of this.#byScript) {
       if (script === null) continue;
       const { positions, at } = script;
-      const { answers, reason } = originalsOf(url, positions);
+      const { answers, reason } = originalsOf(url, positions, maxBytes);
       if (reason !== null) {
         if (sourceMaps.skipped.length < MAX_SKIPPED) sourceMaps.skipped.push({ url: redactLink(url), reason });
         else sourceMaps.dropped++;
@@ -122,10 +174,15 @@ class Asks {
   }
 }
 
-/** For each 0-based position of `url`, its original (0-based) or null; `answers` null without a map, `reason` why one was left aside. */
-function originalsOf(url, positions) {
+/**
+ * For each 0-based position of `url`, its original (0-based) or null, from a map of at most
+ * `maxBytes`; `answers` null without one, `reason` why a map was left aside.
+ */
+function originalsOf(url, positions, maxBytes) {
   const file = fileOf(url);
-  const entry = mapOnDisk(file);
+  const entry = mapOnDisk(file, maxBytes);
+  // Node's map of a script too is that large: not decoded for a live event either.
+  if (entry.limit !== undefined || entry.chars > maxBytes) return { answers: null, reason: null };
   if (entry.parts === null && entry.reason === null) return { answers: nodesOriginals(url, positions), reason: null };
   if (entry.parts === null) return { answers: null, reason: entry.reason };
   try {
@@ -157,8 +214,11 @@ function nodesOriginals(url, positions) {
   });
 }
 
-/** The cached map of a script file, read anew when the file changed: `{ parts, reason }`, parts null without one. */
-function mapOnDisk(file) {
+/**
+ * The cached map of a script file, read anew when the file changed or was read with a smaller
+ * `maxBytes`: `{ parts, reason, chars, limit? }`, parts null without one (`limit`: larger than that).
+ */
+function mapOnDisk(file, maxBytes) {
   let stat;
   try {
     stat = fs.statSync(file, { throwIfNoEntry: false });
@@ -168,7 +228,7 @@ function mapOnDisk(file) {
   if (!stat?.isFile()) return { parts: null, reason: null };
   const stamp = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}`;
   const known = cache.get(file);
-  if (known?.stamp === stamp) {
+  if (known?.stamp === stamp && !(known.limit < maxBytes)) {
     cache.delete(file); // and set again: the most recently used last
     cache.set(file, known);
     return known;
@@ -176,10 +236,10 @@ function mapOnDisk(file) {
   forget(file);
   let entry;
   try {
-    const parts = readMap(file, stat.size);
+    const parts = readMap(file, stat.size, maxBytes);
     entry = { stamp, parts, reason: null, chars: parts === null ? 0 : parts.reduce((n, p) => n + p.mappings.length, 0) };
   } catch (e) {
-    entry = { stamp, parts: null, reason: e.message, chars: 0 };
+    entry = e.limit < MAX_MAP_BYTES ? { stamp, parts: null, reason: null, chars: 0, limit: e.limit } : { stamp, parts: null, reason: e.message, chars: 0 };
   }
   if (entry.chars <= CACHE_CHARS) remember(file, entry);
   return entry;
@@ -212,4 +272,4 @@ function fileOf(url) {
   return path.isAbsolute(url) ? url : null;
 }
 
-module.exports = { withOriginals };
+module.exports = { withOriginals, liveOriginals };

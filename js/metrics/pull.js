@@ -3,7 +3,8 @@
 // /debug/pprof/profile?seconds=N for CPU, /debug/pprof/heap?seconds=N for allocations: go tool
 // pprof, Grafana Alloy's pyroscope.scrape, Parca). The server thread (src/metrics/pull.rs) asks
 // this thread for one; it is taken as a capture's is, labelled by scope (a heap profile through
-// a CPU profile of the same seconds, js/analyze/heap-profile.js), and handed back as pprof.
+// a CPU profile of the same seconds, js/analyze/heap-profile.js), its frames at their original
+// locations where the app has source maps (js/capture/source-maps.js), and handed back as pprof.
 // Nothing here may throw into the app: every failure is an answer to the client.
 
 const { threadId } = require('node:worker_threads');
@@ -15,6 +16,7 @@ const { epochMs } = require('../clock');
 const { renderPprof, renderHeapPprof } = require('../report/pprof');
 const { attempt } = require('../attempt');
 const { own } = require('../capture/own-work');
+const { withOriginals } = require('../capture/source-maps');
 
 // How late after the ask the loop may start a profile: past it the client has been told
 // (or soon will be) that none came, and a profile nobody waits for would cost the app for nothing.
@@ -65,10 +67,12 @@ async function take(heap, seconds, recordTimeline) {
   const heapProfile = heapRunning?.stopSync();
   const profile = await running.stop();
   return own(() => {
+    const located = attempt(withOriginals, { profile, heapProfile }) ?? { profile, heapProfile };
     const { scopeTimeline, routes, epochOffsetUs } = profiler.onProfileClock(takeTimeline());
-    if (!heap) return renderPprof(profile, { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: profiler.DEFAULT_INTERVAL_US });
+    if (!heap) return renderPprof(located.profile, { scopeTimeline, routes, thread: threadId, epochOffsetUs, periodUs: profiler.DEFAULT_INTERVAL_US });
     const span = { startMs, endMs: epochMs() };
-    return renderHeapPprof(heapProfile, { cpu: { profile, scopeTimeline }, routes, thread: threadId, samplingIntervalBytes: heapProfiler.DEFAULT_INTERVAL_BYTES, ...span });
+    const cpu = { profile: located.profile, scopeTimeline };
+    return renderHeapPprof(located.heapProfile, { cpu, routes, thread: threadId, samplingIntervalBytes: heapProfiler.DEFAULT_INTERVAL_BYTES, ...span });
   });
 }
 

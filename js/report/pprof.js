@@ -9,9 +9,13 @@
 // CPU samples carry the time the report's analysis charges them (js/analyze/samples.js
 // sampleSpans), so the pprof's totals by scope are the report's; the loop's idle samples are
 // left out, as every CPU pprof does. Frames are named as the report names them (redacted URLs,
-// builtins as '(builtin)'), rloop's own wrapper frames left out.
+// builtins as '(builtin)', the original location where the app has source maps), rloop's own
+// wrapper frames left out; a file: URL as its path, the source file `go tool pprof -list` reads.
+// pprof has no place for a frame's generated location (a second Line is an inlined call): the
+// JSON report keeps it.
 
 const zlib = require('node:zlib');
+const { fileURLToPath } = require('node:url');
 const { Profile, Sample, Location, Line, Function: PprofFunction, ValueType, Label, StringTable } = require('pprof-format');
 const { frameOf, indexNodes, classify, IDLE } = require('../analyze/kinds');
 const { heapScopes, sampleCounts, SEVERAL } = require('../analyze/heap-profile');
@@ -30,7 +34,7 @@ class Builder {
 
   /** A new location for `frame` (frameOf()'s shape), its function shared with every frame like it. */
   location({ functionName, url, line }) {
-    const file = url.startsWith(OWN_SCHEME) ? '(builtin)' : url;
+    const file = url.startsWith(OWN_SCHEME) ? '(builtin)' : sourceFile(url);
     const key = `${functionName}\0${file}\0${line}`;
     let f = this.#functions.get(key);
     if (f === undefined) {
@@ -87,6 +91,15 @@ class Builder {
       comment: comments.map((c) => this.s(c)),
     });
     return zlib.gzipSync(pprof.encode());
+  }
+}
+
+/** A frame's URL as pprof's file name: a file: URL's path, any other URL as it is (node:fs). */
+function sourceFile(url) {
+  try {
+    return url.startsWith('file:') ? fileURLToPath(url) : url;
+  } catch {
+    return url;
   }
 }
 

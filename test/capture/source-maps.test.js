@@ -11,42 +11,14 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync, spawnSync } = require('node:child_process');
 const { SourceMap } = require('node:module');
-const { pathToFileURL } = require('node:url');
 const { assertValidReport } = require('../fixtures/report');
 const { renderHtml } = require('../../js/report/html');
 const { withOriginals } = require('../../js/capture/source-maps');
 const { originals, partsOf } = require('../../js/capture/mappings');
+const { ROOT, TSC, tsc, lineOf, url, compiledApp } = require('../fixtures/typescript-app');
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const TSC = require.resolve('typescript/bin/tsc');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-source-maps-'));
 test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-// Types and an interface ahead of the code: the compiled lines are not the source's.
-const WORK_TS = `import * as http from 'node:http';
-
-export interface Job {
-  ms: number;
-  label: string;
-}
-
-/** Holds the loop: the stall the report must place here. */
-export function crunch(job: Job): number {
-  const until = Date.now() + job.ms;
-  let n = 0;
-  while (Date.now() < until) n++; // CRUNCH
-  return n;
-}
-
-export function fetchSlow(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: '/slow' }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    }).on('error', reject);
-  });
-}
-`;
 
 // The app: a server answering in 300 ms, a job stalling the loop every 250 ms, one slow request.
 const MAIN_TS = `import * as http from 'node:http';
@@ -71,21 +43,6 @@ async function main(): Promise<void> {
 main();
 `;
 
-const NODE_TYPES = ['--typeRoots', path.join(ROOT, 'node_modules', '@types'), '--types', 'node'];
-
-/** Compiles with tsc; its complaints in the error. */
-function tsc(dir, args) {
-  const out = spawnSync(process.execPath, [TSC, '--target', 'es2020', ...args], { cwd: dir, encoding: 'utf8' });
-  assert.strictEqual(out.status, 0, out.stdout + out.stderr);
-}
-
-/** The 1-based line of `file` that holds `text`. */
-function lineOf(file, text) {
-  const at = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(text));
-  assert.ok(at >= 0, `${text} in ${file}`);
-  return at + 1;
-}
-
 /** Runs `script` in `dir` under `flags`; its capture's report. */
 function reportOf(dir, script, { flags = [], profile = true } = {}) {
   const file = path.join(dir, `report-${profile ? 'profile' : 'sampler'}-${flags.length}.json`);
@@ -99,7 +56,6 @@ function reportOf(dir, script, { flags = [], profile = true } = {}) {
   return report;
 }
 
-const url = (file) => pathToFileURL(file).href;
 const byName = (list, name) => list.find((f) => f.functionName === name || f.name === name);
 
 function flameNode(node, name) {
@@ -112,12 +68,7 @@ function flameNode(node, name) {
 }
 
 const app = path.join(tmp, 'app');
-fs.mkdirSync(path.join(app, 'src'), { recursive: true });
-fs.writeFileSync(path.join(app, 'src', 'work.ts'), WORK_TS);
-fs.writeFileSync(path.join(app, 'src', 'main.ts'), MAIN_TS);
-tsc(app, [...NODE_TYPES, '--sourceMap', '--module', 'commonjs', '--outDir', 'dist', 'src/main.ts', 'src/work.ts']);
-const ts = path.join(app, 'src', 'work.ts');
-const js = path.join(app, 'dist', 'work.js');
+const { ts, js } = compiledApp(app, MAIN_TS);
 
 test('a compiled TypeScript app: the stall stack, slow I/O caller, heavy function, long calls and flame graph name the .ts line, the .js one kept', () => {
   const report = reportOf(app, 'dist/main.js');
