@@ -516,3 +516,28 @@ test('counts of one read in the singular: a slow operation, an older sample', ()
   assert.match(section(html, 'io'), /the capture kept 1 slow operation and dropped 3 more/);
   assert.match(section(html, 'memory'), /the capture dropped 1 older sample of its timeline/);
 });
+
+test('heap growth is told by the heap after GCs: garbage the GCs freed is no finding, and heap used alone warns of nothing', () => {
+  const MB = 1024 * 1024;
+  const report = diagnosisReport();
+  const t0 = report.meta.start;
+  const stats = (ms, heapUsed) => ({ at: t0 + ms, rss: 200 * MB, heapTotal: 120 * MB, heapUsed, external: 0, arrayBuffers: 0 });
+  const kinds = (major, minor) => ({
+    major: { count: major.length, samples: major.map(([ms, mb]) => ({ at: t0 + ms, heapUsed: mb * MB })) },
+    minor: { count: minor.length, samples: minor.map(([ms, mb]) => ({ at: t0 + ms, heapUsed: mb * MB })) },
+  });
+  const severityOf = (heap) => {
+    const f = finding(renderHtml({ ...report, heap: { ...report.heap, start: stats(0, 41 * MB), end: stats(10000, 68 * MB), startUp: null, ...heap } }), 'Heap growth.');
+    return f && { severity: /warning/.test(f) ? 'warning' : 'info', text: f };
+  };
+  // The field case: +27 MB of heap used, the heap after major GCs flat.
+  assert.equal(severityOf({ afterGc: kinds([[2000, 42], [9000, 41.5]], [[1000, 45], [9500, 46]]) }), undefined);
+  // No GC recorded (an older report, or none ran): said, never a warning.
+  const unknown = severityOf({ afterGc: null });
+  assert.doesNotMatch(unknown.text, /^warning/i);
+  assert.match(unknown.text, /a leak cannot be told from it in this capture/);
+  // A leak: the heap after major GCs grows.
+  assert.match(severityOf({ afterGc: kinds([[2000, 42], [9000, 60]], []) }).text, /After major GCs the heap went from 42 MB \(\+2(\.0+)? s\) to 60 MB \(\+9(\.0+)? s\), \+18 MB over 2 major GCs: memory the GC could not free\./);
+  // Only minor GCs: what outlived the young generation, said as such.
+  assert.match(severityOf({ afterGc: kinds([], [[1000, 40], [9000, 58]]) }).text, /No major GC ran; after minor GCs, young garbage gone, the heap went from 40 MB .* to 58 MB .*, \+18 MB of objects that outlived the young generation/);
+});
