@@ -29,7 +29,7 @@ const AREAS = {
   metrics: { timed: ['adapters', 'endpoint', 'prometheus'], shared: ['gc', 'pull', 'ranking'] },
   attach: { timed: ['attach', 'leave', 'node-red', 'targets'], shared: ['interrupt'] },
   cli: { timed: ['register', 'top'], shared: ['cli'] },
-  'node-red': { timed: ['plugin'], shared: ['editor'] },
+  'node-red': { timed: ['plugin'], shared: ['editor', 'own-work'] },
   package: { timed: [], shared: ['node-support', 'options', 'package', 'types'] },
   bench: { timed: [], shared: ['starts'] },
 };
