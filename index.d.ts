@@ -391,7 +391,7 @@ export interface Report {
     start: HeapStats; end: HeapStats; timeline: HeapStats[]; dropped: number; snapshot: null | { path: string; bytes: number };
     /** Memory as the app's start-up ended (the loop's first wake), when the capture began before the loop ran; else null. */
     startUp?: HeapStats | null;
-    /** Heap used after the capture's GCs by kind (docs/report-schema.md); null where Node has no GCProfiler. */
+    /** Heap used after the capture's GCs by kind (docs/report-schema.md); null where V8's GC callbacks are not installed. */
     afterGc?: null | Record<'major' | 'minor', { count: number; samples: { at: number; heapUsed: number }[] }>;
   };
   profile: null | { intervalUs: number; file: string | null; pprof?: string | null; analysis: Analysis; flame: Flame };

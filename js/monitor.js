@@ -180,6 +180,7 @@ class Monitor extends EventEmitter {
       record: (draft) => n.record(draft),
       recordIo: (id, event) => n.recordIo(id, event),
       takeRecording: (id) => n.takeRecording(id),
+      heapAfterGc: () => n.heapAfterGc(),
     };
   }
 

@@ -51,6 +51,8 @@ class NativeMonitor {
     const json = this.#n.takeRecording(id);
     return json === null ? null : parse(json);
   }
+  /** `{ major, minor }`, each `{ count, heapUsed }` after the newest GC of the kind; null where unknown. */
+  heapAfterGc() { return this.#n.heapAfterGc(); }
   lastSeq() { return this.#n.lastSeq(); }
   nextDue() { return this.#n.nextDue(); }
   stop() { this.#n.stop(); }

@@ -19,6 +19,7 @@ use crate::attribution::window::{JsonWindows, LiveJson};
 use crate::boundary::{check, raw_function, to_json, Callback};
 use crate::runtime::clock::Clock;
 use crate::runtime::gc_hooks::GcHooks;
+use crate::runtime::heap_after_gc::AfterGc;
 use crate::runtime::shared::Shared;
 use crate::runtime::uv::{self, Attachment};
 
@@ -37,6 +38,18 @@ pub struct MonitorOptions {
     pub time_origin: f64,
     /// Stalls at least this long are lag events; absent: no lag tracking.
     pub lag_threshold_ms: Option<f64>,
+}
+
+#[napi(object)]
+pub struct AfterGcReading {
+    pub count: u32,
+    pub heap_used: f64,
+}
+
+#[napi(object)]
+pub struct HeapAfterGcReading {
+    pub major: AfterGcReading,
+    pub minor: AfterGcReading,
 }
 
 /// One thread's monitor. Created by js/monitor.js, which owns the ledger buffer.
@@ -109,6 +122,15 @@ impl NativeMonitor {
     #[napi(catch_unwind)]
     pub fn key_rescoper(&self, env: Env) -> Result<Unknown<'static>> {
         raw_function(env, "rescopeKey", rescope_key, &self.shared)
+    }
+
+    /// The heap used after the newest major and minor GC, and how many of each ran; null where
+    /// V8's GC callbacks are not installed (no lag tracking, or V8's names not found).
+    #[napi(catch_unwind)]
+    pub fn heap_after_gc(&self) -> Option<HeapAfterGcReading> {
+        let (major, minor) = self.shared.heap_after_gc.read()?;
+        let of = |k: AfterGc| AfterGcReading { count: k.count, heap_used: k.heap_used as f64 };
+        Some(HeapAfterGcReading { major: of(major), minor: of(minor) })
     }
 
     /// The live window (the one open now, read so far), with the last complete one as `last`; JSON.

@@ -83,7 +83,7 @@ class Capture {
     this.#recording = inner.record(draft);
     if (options.heapStats) {
       this.#heapStart = heap.stats();
-      this.#afterGc = afterGc();
+      this.#afterGc = afterGc(inner.heapAfterGc);
       this.#timeline = heap.timeline({
         everyMs: HEAP_EVERY_MS,
         onSample: (s) => {

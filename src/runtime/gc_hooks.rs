@@ -1,5 +1,5 @@
 //! V8's GC callbacks on a monitored thread, for the collections inside a stall
-//! (src/stalls/gc.rs). N-API has none, and Node's 'gc' performance entries reach JS through a
+//! (src/stalls/gc.rs) and the heap after them (src/runtime/heap_after_gc.rs). N-API has none, and Node's 'gc' performance entries reach JS through a
 //! setImmediate the app's own async hooks would see. Node exports V8's API for addons: it is
 //! looked up by name as a monitor attaches. A C++ name spells the function's signature, so a V8
 //! whose functions changed has no symbol of that name, and a stall's GC is then unknown, never
@@ -29,6 +29,8 @@ mod unix {
 
     struct Api {
         current: unsafe extern "C" fn() -> *mut c_void,
+        /// `Isolate::GetHeapStatistics(HeapStatistics*)`; without it the heap after GCs is unknown.
+        heap_statistics: Option<unsafe extern "C" fn(*mut c_void, *mut usize)>,
         add_prologue: Add,
         add_epilogue: Add,
         remove_prologue: Remove,
@@ -50,6 +52,7 @@ mod unix {
         API.get_or_init(|| unsafe {
             Some(Api {
                 current: find(c"_ZN2v87Isolate10GetCurrentEv")?,
+                heap_statistics: find(c"_ZN2v87Isolate17GetHeapStatisticsEPNS_14HeapStatisticsE"),
                 add_prologue: find(c"_ZN2v87Isolate21AddGCPrologueCallbackEPFvPS0_NS_6GCTypeENS_15GCCallbackFlagsEPvES4_S2_")?,
                 add_epilogue: find(c"_ZN2v87Isolate21AddGCEpilogueCallbackEPFvPS0_NS_6GCTypeENS_15GCCallbackFlagsEPvES4_S2_")?,
                 remove_prologue: find(c"_ZN2v87Isolate24RemoveGCPrologueCallbackEPFvPS0_NS_6GCTypeENS_15GCCallbackFlagsEPvES4_")?,
@@ -71,12 +74,26 @@ mod unix {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.shared.stall_gc.begin(v8_type, d.shared.clock.now())));
     }
 
-    unsafe extern "C" fn epilogue(_isolate: *mut c_void, _v8_type: c_int, _flags: c_int, data: *mut c_void) {
+    unsafe extern "C" fn epilogue(isolate: *mut c_void, v8_type: c_int, _flags: c_int, data: *mut c_void) {
         let d = &*(data as *const Data);
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let stretch = d.ledger.running().map(|_| d.ledger.wake());
             d.shared.stall_gc.end(stretch, d.shared.clock.now());
+            if let Some(used) = heap_used(isolate) {
+                d.shared.heap_after_gc.record(v8_type, used);
+            }
         }));
+    }
+
+    /// `HeapStatistics` is a C++ class of size_t fields, `used_heap_size_` the fifth since V8 has
+    /// had it; the buffer is larger than the class has ever been.
+    const USED_HEAP_SIZE: usize = 4;
+
+    unsafe fn heap_used(isolate: *mut c_void) -> Option<u64> {
+        let read = api()?.heap_statistics?;
+        let mut stats = [0usize; 64];
+        read(isolate, stats.as_mut_ptr());
+        Some(stats[USED_HEAP_SIZE] as u64)
     }
 
     /// The callbacks installed on one thread's isolate, until `remove`.
@@ -97,6 +114,7 @@ mod unix {
                 return None;
             }
             shared.stall_gc.set_hooked(true);
+            shared.heap_after_gc.set_hooked(api.heap_statistics.is_some());
             let data = Box::into_raw(Box::new(Data { shared, ledger }));
             (api.add_prologue)(isolate, prologue, data.cast(), ALL);
             (api.add_epilogue)(isolate, epilogue, data.cast(), ALL);
@@ -114,6 +132,7 @@ mod unix {
             }
             let data = Box::from_raw(self.data);
             data.shared.stall_gc.set_hooked(false);
+            data.shared.heap_after_gc.set_hooked(false);
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::stalls::lag::{Lag, Taken};
 use crate::stalls::listeners;
 use super::clock::{monotonic_ms, Clock};
 use super::cpu::{Meter, Ran, Usage};
+use super::heap_after_gc::HeapAfterGc;
 use super::malloc;
 
 /// How often the lookout thread looks at a loop busy for half the lag threshold or more: a stall
@@ -33,6 +34,8 @@ pub struct Shared {
     pub meter: Meter,
     /// The garbage collections of the stretch running, from V8's callbacks (src/runtime/gc_hooks.rs).
     pub stall_gc: StallGc,
+    /// The heap used after the newest major and minor GC, from the same callbacks.
+    pub heap_after_gc: HeapAfterGc,
     /// When the monitor started, on `clock`: the idle time of metrics counts from here.
     pub started: f64,
     /// Slow I/O by type, pushed from JS per slow operation (rare), read by metrics scrapes.
@@ -61,7 +64,7 @@ impl Shared {
         let lag = lag_threshold_ms.map(Lag::new);
         let (started, slow_io, meter) = (clock.now(), SlowIo::default(), Meter::current());
         let state = State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1, window_usage: meter.read(started) };
-        Arc::new(Shared { thread_id, clock, meter, stall_gc: StallGc::default(), started, slow_io, gc: Gc::default(), state: Mutex::new(state) })
+        Arc::new(Shared { thread_id, clock, meter, stall_gc: StallGc::default(), heap_after_gc: HeapAfterGc::default(), started, slow_io, gc: Gc::default(), state: Mutex::new(state) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.

@@ -125,3 +125,27 @@ test('a capture begun once the loop runs holds no start-up', async () => {
     mon.stop();
   }
 });
+
+test('the heap after a major GC, as V8 says it in its GC epilogue, is heap used after it', async () => {
+  require('node:v8').setFlagsFromString('--expose-gc');
+  const gc = require('node:vm').runInNewContext('gc');
+  const mon = rloop.start({ io: false });
+  const keep = setInterval(() => {}, 20); // the capture's end waits for the loop to wake
+  try {
+    const captured = mon.capture({ durationMs: 300 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const garbage = Array.from({ length: 200000 }, (_, i) => ({ i }));
+    garbage.length = 0;
+    gc();
+    const used = process.memoryUsage().heapUsed;
+    const report = await captured;
+    assertValidReport(report);
+    const { major } = report.heap.afterGc;
+    assert.ok(major.count >= 1, JSON.stringify(report.heap.afterGc));
+    const after = major.samples[major.samples.length - 1].heapUsed;
+    assert.ok(Math.abs(after - used) < MB, `after the GC ${after}, heap used then ${used}`);
+  } finally {
+    clearInterval(keep);
+    mon.stop();
+  }
+});
