@@ -12,6 +12,7 @@ const { epochMs, ORIGIN } = require('../clock');
 const { attempt, swallowed } = require('../attempt');
 const { round } = require('../round');
 const heap = require('./heap');
+const { memoryRecord } = require('./memory');
 const profiler = require('./profile');
 const heapProfiler = require('./heap-profile');
 const { analyzeHeapProfile } = require('../analyze/heap-profile');
@@ -20,7 +21,6 @@ const { flameTree } = require('../analyze/flame');
 const { profileStalls } = require('../stalls/from-profile');
 const { guard } = require('./exit-guard');
 const { ownWithin } = require('./own-work');
-const { afterGc } = require('./after-gc');
 const { withOriginals } = require('./source-maps');
 const { buildReport, reportDraft } = require('../report/build');
 const { renderJson } = require('../report/json');
@@ -29,7 +29,6 @@ const { expand, numberCapture, permitted, WRITTEN } = require('./options');
 const { version } = require('../../package.json');
 
 const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (lag: src/capture/recording.rs)
-const HEAP_EVERY_MS = 1000;
 
 /**
  * Says how much of each stall was rloop's own work (`own`: its spans, js/capture/own-work.js),
@@ -55,9 +54,7 @@ class Capture {
   #drafted; // whether the addon may finish the report (then it gets the slow I/O events too)
   #io = { events: [], dropped: 0 };
   #ioTotals; // this capture's I/O aggregates, when the monitor tracks I/O
-  #heapStart;
-  #timeline;
-  #afterGc = null; // the heap after GCs (js/capture/after-gc.js)
+  #memory = null; // with heapStats (js/capture/memory.js)
   #profile = null; // the running profile, once started
   #heapProfile = null; // the running sampling heap profile, if asked and started
   #takeTimeline = null; // ends the profile's scope timeline and gives it
@@ -81,17 +78,7 @@ class Capture {
     const draft = this.#draft();
     this.#drafted = draft !== null;
     this.#recording = inner.record(draft);
-    if (options.heapStats) {
-      this.#heapStart = heap.stats();
-      this.#afterGc = afterGc(inner.heapAfterGc);
-      this.#timeline = heap.timeline({
-        everyMs: HEAP_EVERY_MS,
-        onSample: (s) => {
-          this.#afterGc?.read();
-          monitor.emit('heapStats', s);
-        },
-      });
-    }
+    if (options.heapStats) this.#memory = memoryRecord((s) => monitor.emit('heapStats', s), inner.heapAfterGc);
     this.#unguard = guard((reason) => {
       try {
         this.#finishAtExit(reason);
@@ -197,7 +184,7 @@ class Capture {
    * (every node, sample and call frame as JS objects) are rloop's own, never the app's growth.
    */
   #heapEnd() {
-    return this.#o.heapStats ? heap.stats() : null;
+    return this.#memory?.end() ?? null;
   }
 
   /**
@@ -209,8 +196,7 @@ class Capture {
     for (const event of this.#inner.pendingIo()) this.#keepIo(event);
     this.#collecting = false;
     this.#unguard();
-    this.#timeline?.stop();
-    const gcs = this.#afterGc?.stop() ?? null;
+    const memory = this.#memory?.stop(heapEnd) ?? null;
     this.#ioTotals?.stop();
     const end = epochMs();
     const partial = reason !== null;
@@ -240,12 +226,7 @@ class Capture {
         events: located.io,
         aggregates: this.#ioTotals ? this.#ioTotals.aggregates() : [],
       },
-      heap: o.heapStats
-        ? {
-          start: this.#heapStart, end: heapEnd, timeline: this.#timeline.samples(), dropped: this.#timeline.dropped, snapshot: null,
-          startUp: this.#timeline.startUp, afterGc: gcs,
-        }
-        : null,
+      heap: memory,
       profile: profile
         ? {
           intervalUs: o.profile.intervalUs,
