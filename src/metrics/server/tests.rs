@@ -1,4 +1,4 @@
-//! The endpoint's limits, against real sockets on 127.0.0.1.
+//! The endpoint against real sockets on 127.0.0.1: its routes, the token, a pulled profile, slow clients.
 
 use super::*;
 use std::sync::mpsc;
