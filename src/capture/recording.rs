@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 
 use crate::attribution::aggregator::{ScopeWindow, Window};
 use crate::attribution::keys::{KeyStats, KeyTable, Keys};
-use crate::attribution::window::JsonWindows;
+use crate::attribution::window::json::JsonWindows;
+use crate::stalls::gc;
 use crate::stalls::lag::LagStats;
 
 /// Windows a recording keeps at most: 1 000 bars of timeline.
@@ -139,6 +140,7 @@ fn merge(a: &Window, b: &Window) -> Window {
             (x, y) => x.clone().or_else(|| y.clone()),
         },
         ran: a.ran.zip(b.ran).map(|(x, y)| x.plus(y)),
+        gc: a.gc.as_deref().zip(b.gc.as_deref()).map(|(x, y)| gc::plus(x, y)),
         merged: a.merged + b.merged,
         keys,
     }

@@ -64,7 +64,7 @@ fn drafted(shared: &Shared) -> Vec<Unfinished> {
         let totals = v.ledger.map(|l| serde_json::to_value(Totals::read(v.agg, l, now)).unwrap_or_default());
         let running = v.ledger.and_then(|l| l.running().map(|(slot, _)| (l.wake(), slot)));
         let ongoing = v.lag.zip(running).and_then(|(lag, (wake, slot))| lag.ongoing(wake, slot, now, || shared.meter.read(now)).map(|mut stall| {
-            stall.gc = shared.stall_gc.of(wake);
+            stall.gc = shared.gc_record.of(wake);
             stall
         })).map(|stall| {
             let mut event = stall_event(shared.thread_id, v.agg, stall);

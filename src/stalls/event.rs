@@ -13,7 +13,6 @@ pub fn stall_event(thread_id: u32, agg: &Aggregator, stall: Stall) -> Value {
     let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "(unattributed)".into()));
     let trace = stall.stack.as_ref().map_or(Value::Null, |t| t.trace.clone());
     let ran = stall.ran;
-    let gc = stall.gc.as_ref().map(|kinds| kinds.iter().map(|g| json!({ "kind": g.kind, "ms": g.ms, "count": g.count })).collect::<Vec<_>>());
     let b = blame(stall.start, stall.stack, other.as_deref());
     // The span of the code that blocked, only where the stack is known to be that code's.
     let trace = if b.stack.is_some() { trace } else { Value::Null };
@@ -46,6 +45,6 @@ pub fn stall_event(thread_id: u32, agg: &Aggregator, stall: Stall) -> Value {
         "cpuMs": ran.map(|r| r.ran.cpu_ms),
         "throttledMs": ran.and_then(|r| r.ran.throttled_ms),
         "cpuFromMs": ran.map(|r| r.from_ms),
-        "gc": gc,
+        "gc": stall.gc,
     })
 }
