@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::runtime::cpu::Ran;
 use crate::stalls::gc::GcKind;
 use crate::stalls::lag::LagStats;
-use super::aggregator::{add, UNATTRIBUTED};
+use super::aggregator::{add, RLOOP, UNATTRIBUTED};
 use super::keys::{self, KeyTable, Keys, Unnamed};
 use super::ledger::Reading;
 use super::names::Names;
@@ -33,7 +33,10 @@ pub struct Window {
     pub seq: u64,
     pub start: f64,
     pub end: f64,
+    /// The app's busy time: scopes and unattributed, rloop's own work left out.
     pub busy_ms: f64,
+    /// rloop's own work on the loop (`aggregator::RLOOP`), apart from the app's.
+    pub rloop_ms: f64,
     pub unattributed: ScopeWindow,
     /// Scopes that were charged, busiest first.
     pub scopes: Vec<ScopeWindow>,
@@ -82,6 +85,7 @@ impl Pending {
         for (scope, r) in self.charges {
             add(per_scope.entry(scope).or_default(), r);
         }
+        let rloop_ms = per_scope.remove(&RLOOP).map_or(0.0, |r| r.busy_ms);
         let unattributed = per_scope.remove(&UNATTRIBUTED).unwrap_or_default();
         let charged = std::iter::once((UNATTRIBUTED, unattributed)).chain(per_scope).collect();
         let mut all = self.names.name_all(charged, |&(index, _)| index, |(index, r), name| ScopeWindow {
@@ -96,7 +100,7 @@ impl Pending {
         let unattributed = all.pop().expect("unattributed comes first");
         scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms).then(a.index.cmp(&b.index)));
         let busy_ms = unattributed.busy_ms + scopes.iter().map(|s| s.busy_ms).sum::<f64>();
-        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, unattributed, scopes, lag, ran: None, gc: None, merged: 1, keys }
+        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, rloop_ms, unattributed, scopes, lag, ran: None, gc: None, merged: 1, keys }
     }
 }
 

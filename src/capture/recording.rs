@@ -127,6 +127,7 @@ fn merge(a: &Window, b: &Window) -> Window {
         start: a.start,
         end: b.end,
         busy_ms: a.busy_ms + b.busy_ms,
+        rloop_ms: a.rloop_ms + b.rloop_ms,
         unattributed,
         scopes,
         lag: match (&a.lag, &b.lag) {
@@ -193,7 +194,7 @@ fn merge_keys<'k>(a: Keys<'k>, b: Keys<'k>) -> (KeyStats, Vec<(&'k str, f64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attribution::aggregator::{Aggregator, Config};
+    use crate::attribution::aggregator::{Aggregator, Config, FIRST_SCOPE};
     use crate::attribution::ledger::test_support::Memory;
 
     #[test]
@@ -203,7 +204,7 @@ mod tests {
         let l = m.ledger();
         let mut a = Aggregator::new(c.clone(), 0.0);
         let x = a.add_scope("x");
-        let k = 2 + c.max_scopes;
+        let k = FIRST_SCOPE + c.max_scopes;
         let mut r = Recording::new(None);
         let n = 8_000u64; // 80 s of 10 ms windows: merged three times over
         for i in 0..n {

@@ -141,8 +141,13 @@ fn elu_between(before: &Value, after: &Value, duration: f64) -> Value {
     scopes.sort_by(|a, b| num(b, "busyMs").total_cmp(&num(a, "busyMs")).then_with(|| a["name"].as_str().cmp(&b["name"].as_str())));
     let diff = |part: &str, key: &str| num(&after[part], key) - num(&before[part], key);
     let (thread, unattributed) = (diff("thread", "busyMs"), diff("unattributed", "busyMs"));
+    let mut thread = json!({ "busyMs": thread, "elu": elu(thread) });
+    let rloop = diff("thread", "rloopMs");
+    if rloop > 0.0 {
+        thread["rloopMs"] = json!(rloop);
+    }
     json!({
-        "thread": { "busyMs": thread, "elu": elu(thread) },
+        "thread": thread,
         "unattributed": { "busyMs": unattributed, "elu": elu(unattributed), "calls": count(diff("unattributed", "calls")) },
         "scopes": scopes,
     })

@@ -2,13 +2,14 @@
 
 use serde_json::{json, Value};
 
-use crate::attribution::aggregator::{Aggregator, UNATTRIBUTED};
+use crate::attribution::aggregator::{Aggregator, RLOOP, UNATTRIBUTED};
 use super::blame::blame;
 use super::lag::Stall;
 
 /// The lag event of `stall` on thread `thread_id`, its slots named by `agg`.
 pub fn stall_event(thread_id: u32, agg: &Aggregator, stall: Stall) -> Value {
-    let name = |slot: usize| (slot != UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
+    // rloop's own work is in no scope: its part of a stall is said by JS (`rloopMs`).
+    let name = |slot: usize| (slot != UNATTRIBUTED && slot != RLOOP).then(|| agg.describe_slot(slot).0.to_string());
     let (_, key) = agg.describe_slot(stall.slot);
     let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "(unattributed)".into()));
     let trace = stall.stack.as_ref().map_or(Value::Null, |t| t.trace.clone());

@@ -49,7 +49,7 @@ impl Json<'_> {
         m.serialize_entry("start", &(self.time_origin + w.start))?;
         m.serialize_entry("end", &(self.time_origin + w.end))?;
         m.serialize_entry("durationMs", &duration)?;
-        m.serialize_entry("thread", &ThreadBusy { elu: elu(w.busy_ms, duration), busy_ms: w.busy_ms, ran: w.ran, gc: w.gc.as_deref() })?;
+        m.serialize_entry("thread", &ThreadBusy { elu: elu(w.busy_ms, duration), busy_ms: w.busy_ms, rloop_ms: w.rloop_ms, ran: w.ran, gc: w.gc.as_deref() })?;
         m.serialize_entry("unattributed", &Scope { s: &w.unattributed, w, duration })?;
         m.serialize_entry("scopes", &Scopes { w, duration })?;
         if w.merged > 1 {
@@ -92,10 +92,11 @@ fn elu(busy: f64, duration: f64) -> f64 {
     }
 }
 
-/// A window's `thread`: the thread's busy time in it, what CPU it got and its collections.
+/// A window's `thread`: the app's busy time in it and rloop's own, what CPU the thread got and its collections.
 struct ThreadBusy<'a> {
     elu: f64,
     busy_ms: f64,
+    rloop_ms: f64,
     ran: Option<Ran>,
     gc: Option<&'a [GcKind]>,
 }
@@ -105,6 +106,9 @@ impl Serialize for ThreadBusy<'_> {
         let mut m = ser.serialize_map(None)?;
         m.serialize_entry("elu", &self.elu)?;
         m.serialize_entry("busyMs", &self.busy_ms)?;
+        if self.rloop_ms > 0.0 {
+            m.serialize_entry("rloopMs", &self.rloop_ms)?;
+        }
         if let Some(r) = self.ran {
             m.serialize_entry("cpuMs", &r.cpu_ms)?;
             if let Some(t) = r.throttled_ms {
@@ -214,6 +218,7 @@ mod tests {
             start: 100.0,
             end: 300.0,
             busy_ms: 150.0,
+            rloop_ms: 12.5,
             unattributed: scope(0, "(unattributed)", 50.0, None),
             scopes: vec![scope(2, "route", 100.0, Some(route))],
             lag: Some(LagStats { stretches: 4, stalls: 1, p50_ms: 2.0, p99_ms: 60.0, max_ms: 61.0 }),
@@ -225,7 +230,7 @@ mod tests {
         let written: Value = serde_json::from_str(&serde_json::to_string(&JsonWindows(&[Arc::new(w.clone())], 1000.0)).unwrap()).unwrap();
         let expected = json!([{
             "seq": 7, "start": 1100.0, "end": 1300.0, "durationMs": 200.0, "merged": 2,
-            "thread": { "elu": 0.75, "busyMs": 150.0, "cpuMs": 120.0, "throttledMs": 25.0,
+            "thread": { "elu": 0.75, "busyMs": 150.0, "rloopMs": 12.5, "cpuMs": 120.0, "throttledMs": 25.0,
                 "gc": [{ "kind": "major", "ms": 30.0, "count": 1 }, { "kind": "minor", "ms": 2.5, "count": 3 }] },
             "unattributed": { "name": "(unattributed)", "elu": 0.25, "busyMs": 50.0, "calls": 2.0 },
             "scopes": [{ "name": "route", "elu": 0.5, "busyMs": 100.0, "calls": 2.0,
