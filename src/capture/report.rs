@@ -197,7 +197,9 @@ mod tests {
         let recorded = json!({ "windows": [window], "lag": { "events": [{ "lagMs": 80 }], "dropped": 0 } });
         let slow = json!({ "type": "dns", "method": "lookup", "target": "db", "durationMs": 600 });
         let io = json!({ "events": [slow.clone()], "dropped": 2 });
-        let u = Unfinished { draft, recorded, io, totals: Some(totals(810.0, 705.0, 3.0)), ongoing: Some(ongoing.clone()), end: 2000.0 };
+        let mut after = totals(810.0, 705.0, 3.0);
+        after["thread"]["rloopMs"] = json!(40.0); // rloop's own work, apart (none in totalsBefore: an older shape reads as 0)
+        let u = Unfinished { draft, recorded, io, totals: Some(after), ongoing: Some(ongoing.clone()), end: 2000.0 };
         let (path, r, say) = complete(u, "SIGTERM", "signal SIGTERM while the loop was blocked").unwrap();
         assert_eq!((path.as_str(), say), ("/tmp/r.json", true));
         assert_eq!(r["meta"]["durationMs"], 1000.0);
@@ -205,7 +207,7 @@ mod tests {
         assert_eq!(r["meta"]["incomplete"], json!({ "reason": "signal SIGTERM while the loop was blocked", "missing": ["io.aggregates", "heap"] }));
         assert_eq!((&r["io"]["events"], &r["io"]["dropped"]), (&json!([slow]), &json!(2)));
         assert_eq!(r["elu"]["scopes"], json!([{ "name": "x", "busyMs": 700.0, "elu": 0.7, "calls": 1 }]));
-        assert_eq!(r["elu"]["thread"], json!({ "busyMs": 800.0, "elu": 0.8 }));
+        assert_eq!(r["elu"]["thread"], json!({ "busyMs": 800.0, "elu": 0.8, "rloopMs": 40.0 }));
         assert_eq!(r["elu"]["windowMs"], 100);
         assert_eq!(r["lag"]["events"][1], ongoing, "the stall going on comes last");
         assert_eq!(r["lag"]["summary"], json!({ "stalls": 1, "stretches": 3, "p99Ms": 80.0, "maxMs": 80.0 }));
