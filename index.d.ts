@@ -106,6 +106,13 @@ export interface LagStats {
   maxMs: number;
 }
 
+/** Garbage collections of one kind, in a stall or a window. */
+export interface GcKind {
+  kind: 'major' | 'minor' | 'incremental' | 'weakcb';
+  ms: number;
+  count: number;
+}
+
 export interface Window {
   /** 1 for the first window of a monitor, then +1 per window. */
   seq: number;
@@ -116,14 +123,16 @@ export interface Window {
   /** Only in a long capture's report: the closed windows this one stands for (≥ 2; docs/report-schema.md). */
   merged?: number;
   /**
-   * The thread's busy time: the sum of scopes and unattributed. On complete windows, where it can
+   * The app's busy time: the sum of scopes and unattributed. `rloopMs`, where above 0, is rloop's
+   * own work in the window (CPU profiles starting and stopping, a pulled profile answered), apart
+   * from busyMs, elu and unattributed. On complete windows, where it can
    * be read (Linux): `cpuMs`, the thread's CPU time over the window (busyMs less it is busy time
    * it did not run, at least); `throttledMs`, what its cgroup's CPU quota throttled, where a
-   * cgroup's cpu.stat counts it. In a capture's report, `rloopMs` is rloop's own work in the
-   * window (CPU profiles starting and stopping, a pulled profile answered), left out of busyMs,
-   * elu and unattributed.
+   * cgroup's cpu.stat counts it; `gc`, the window's garbage collections by kind, longest first
+   * (one running across windows gives each its part, and counts in the one it ends in), where
+   * they are known: with lag tracking on, not on Windows.
    */
-  thread: { elu: number; busyMs: number; cpuMs?: number; throttledMs?: number; rloopMs?: number };
+  thread: { elu: number; busyMs: number; cpuMs?: number; throttledMs?: number; gc?: GcKind[]; rloopMs?: number };
   /** Busy time outside every scope. */
   unattributed: ScopeWindow;
   /** Scopes charged in the window, busiest first. '(other)' collects scopes past maxScopes. */
@@ -144,7 +153,8 @@ export interface LiveWindow extends Window {
 }
 
 export interface Totals {
-  thread: { busyMs: number };
+  /** `rloopMs`: rloop's own work, apart from busyMs as in a window. */
+  thread: { busyMs: number; rloopMs: number };
   unattributed: { name: string; busyMs: number; calls: number };
   /** Busiest first. */
   scopes: { name: string; busyMs: number; calls: number }[];
@@ -282,7 +292,7 @@ export interface LagEvent {
   /** ms into the stall from which cpuMs and throttledMs were measured: 0 for all of it. */
   cpuFromMs?: number | null;
   /** Garbage collections inside the stall, longest first; [] none; null: unknown (Windows). */
-  gc?: { kind: 'major' | 'minor' | 'incremental' | 'weakcb'; ms: number; count: number }[] | null;
+  gc?: GcKind[] | null;
 }
 
 export interface SlowIoEvent {

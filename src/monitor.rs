@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::attribution::aggregator::{Aggregator, Config, Totals};
 use crate::attribution::ledger::{self, Ledger};
 use crate::attribution::napi::{add_scope, bind_key, rescope_key};
-use crate::attribution::window::{JsonWindows, LiveJson};
+use crate::attribution::window::json::{JsonWindows, LiveJson};
 use crate::boundary::{check, raw_function, to_json, Callback};
 use crate::runtime::clock::Clock;
 use crate::runtime::gc_hooks::GcHooks;

@@ -17,7 +17,7 @@ const layout = require('./ledger');
 const { NEVER } = require('./context-frames');
 const { RING, ids: ringIds, contexts: ringCtx } = require('./ring');
 
-const { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, ORDERED, NO_LEDGER, NO_LEDGER_R, runningView, openSwitch } = layout;
+const { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, RLOOP, ORDERED, NO_LEDGER, NO_LEDGER_R, runningView, openSwitch } = layout;
 
 let epoch = 0; // one per monitor: contexts of an earlier monitor name slots of another ledger
 
@@ -181,6 +181,24 @@ function restoreCharged(ctx) {
   if (R[0] !== slot) charge(slot);
 }
 
+/**
+ * Runs `fn()`, rloop's own work (js/capture/own-work.js), charged to the ledger's RLOOP slot: no
+ * scope's and not the app's busy time, which windows say apart (`rloopMs`). What it creates
+ * inherits the context running, as without it; nested, the outer one goes on. Outside the
+ * loop's stretches (an 'exit' listener, no monitor) nothing is charged, as for any code there.
+ */
+function ownCharged(fn) {
+  const was = R[0];
+  if (was < 0 || was === RLOOP) return fn();
+  charge(RLOOP);
+  try {
+    return fn();
+  } finally {
+    const slot = slotOf(state.cur);
+    if (R[0] >= 0 && R[0] !== slot) charge(slot);
+  }
+}
+
 // rloop's own work, out of line, as the loop wakes: unattributed, and run in a callback rather
 // than on a timer or at start, so whatever it creates is seen by the app's hooks in order.
 function woke(at) {
@@ -306,5 +324,5 @@ function openWindowSeq() {
 }
 
 module.exports = {
-  UNATTRIBUTED, state, context, keyContext, owns, moveKey, isContext, ofMonitor, begin, after, enterCharged, restoreCharged, retag, atWake, use, release, recordTimeline, running, inStretch, openWindowSeq,
+  UNATTRIBUTED, state, context, keyContext, owns, moveKey, isContext, ofMonitor, begin, after, enterCharged, restoreCharged, ownCharged, retag, atWake, use, release, recordTimeline, running, inStretch, openWindowSeq,
 };

@@ -3,7 +3,8 @@
 // reads, laid out as src/attribution/ledger.rs says. The addon gives the layout once, as this
 // loads: module constants, which the hooks read on every switch. RUNNING's cell, seen as two
 // i32s (the view R), holds the slot charged now (R[0], published last) and the switch count
-// (R[SEQ]); slots past the built-in ones (unattributed, '(other)') start at FIRST_SCOPE.
+// (R[SEQ]); slots past the built-in ones (unattributed, '(other)', rloop's own work) start at
+// FIRST_SCOPE.
 
 const native = require('../native');
 
@@ -17,6 +18,7 @@ const {
   seq: SEQ, // in R: the switch count, odd while one is written
   unattributed: UNATTRIBUTED,
   other: OTHER,
+  rloop: RLOOP, // rloop's own work (js/capture/own-work.js): no scope, out of the app's busy time
   firstScope: FIRST_SCOPE,
 } = native.layout();
 
@@ -57,4 +59,4 @@ function openSwitch(R) {
   return Atomics.load(R, SEQ);
 }
 
-module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, OTHER, FIRST_SCOPE, ORDERED, NO_LEDGER, NO_LEDGER_R, runningView, newLedger, openSwitch };
+module.exports = { SINCE, WAKE, WANT, WINDOW, HEADER, SEQ, UNATTRIBUTED, OTHER, RLOOP, FIRST_SCOPE, ORDERED, NO_LEDGER, NO_LEDGER_R, runningView, newLedger, openSwitch };

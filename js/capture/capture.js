@@ -33,7 +33,7 @@ const MAX_EVENTS = 1000; // slow-I/O events kept per capture; more are counted (
 /**
  * Says how much of each stall was rloop's own work (`own`: its spans, js/capture/own-work.js),
  * such as a CPU profile starting or stopping: V8 walks all code for it, synchronously, 50–250 ms
- * in a large app. The time is unattributed (js/monitor.js), not the app's.
+ * in a large app. The time is in no scope and not the app's (js/attribution/charge.js `ownCharged`).
  */
 function markOwnWork(events, own) {
   for (const e of events) {
@@ -218,7 +218,6 @@ class Capture {
       totalsBefore: this.#totalsBefore,
       totalsAfter,
       windows: recorded.windows,
-      own,
       lag: { ...this.#lagOptions(), ...recorded.lag },
       io: {
         ...this.#ioOptions(),

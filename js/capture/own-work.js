@@ -1,11 +1,13 @@
 'use strict';
 // rloop's own work on this thread's loop, which the app did not do: starting and stopping CPU
 // profiles (V8 walks all code, synchronously), answering a profile pulled from the metrics
-// endpoint. It runs outside every scope, so the ledger counts it unattributed; the spans kept
-// here let a report leave it out of the app's busy time and say how much it was (`rloopMs`).
-// Each thread has its own: a worker loads its own copy of this module.
+// endpoint. The ledger charges it to a slot of its own (js/attribution/charge.js), so windows,
+// totals and metrics leave it out of the app's busy time and say it apart (`rloopMs`); the spans
+// kept here say how much of a stall it was. Each thread has its own: a worker loads its own copy
+// of this module.
 
 const { epochMs } = require('../clock');
+const { ownCharged } = require('../attribution/charge');
 
 const MAX_SPANS = 1024; // the oldest go first: a span is a profile starting or stopping, a pulled one's answer
 const spans = []; // [from, to], epoch ms, in the order they ended
@@ -14,7 +16,7 @@ const spans = []; // [from, to], epoch ms, in the order they ended
 function own(fn) {
   const from = epochMs();
   try {
-    return fn();
+    return ownCharged(fn);
   } finally {
     const to = epochMs();
     if (to > from) {

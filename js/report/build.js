@@ -3,7 +3,6 @@
 // capture collected. Renderers (json.js, html.js) are pure functions of the report.
 
 const { redactStall } = require('../redact');
-const { round } = require('../round');
 
 const { SCHEMA } = require('../schema');
 
@@ -26,25 +25,13 @@ function eluBetween(before, after, durationMs) {
   }
   const unattributedMs = after.unattributed.busyMs - before.unattributed.busyMs;
   const threadMs = after.thread.busyMs - before.thread.busyMs;
+  // rloop's own work, apart from the app's busy time in the totals as in the windows.
+  const rloopMs = (after.thread.rloopMs ?? 0) - (before.thread.rloopMs ?? 0);
   return {
-    thread: { busyMs: threadMs, elu: elu(threadMs) },
+    thread: { busyMs: threadMs, elu: elu(threadMs), ...(rloopMs > 0 && { rloopMs }) },
     unattributed: { busyMs: unattributedMs, elu: elu(unattributedMs), calls: after.unattributed.calls - before.unattributed.calls },
     scopes: scopes.sort(byBusy),
   };
-}
-
-/**
- * `part` (`{ thread, unattributed }` of the capture or of a window, over `durationMs` from
- * `from` to `to`) less rloop's own work in it (`own`: [from, to] spans, epoch ms), which ran
- * outside every scope and so is never more than the unattributed time: the app's busy time,
- * with `thread.rloopMs` saying how much was left out.
- */
-function withoutOwn(part, own, from, to, durationMs) {
-  const overlap = own.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(b, to) - Math.max(a, from)), 0);
-  const ms = Math.min(overlap, part.unattributed.busyMs);
-  if (!(ms > 0)) return part;
-  const less = (b) => ({ ...b, busyMs: b.busyMs - ms, elu: durationMs > 0 ? Math.min(1, (b.busyMs - ms) / durationMs) : 0 });
-  return { ...part, thread: { ...less(part.thread), rloopMs: round(ms, 1) }, unattributed: less(part.unattributed) };
 }
 
 /**
@@ -64,19 +51,17 @@ function lagSummary(windows) {
 }
 
 /**
- * @param c what a capture collected: { meta, windowMs, totalsBefore, totalsAfter, windows, own
- *   (the spans of rloop's own work, js/capture/own-work.js),
- *   lag: { enabled, thresholdMs, events, dropped }, io: { enabled, thresholdMs, events, dropped,
+ * @param c what a capture collected: { meta, windowMs, totalsBefore, totalsAfter, windows
+ *   (rloop's own work apart in them and in the totals: `thread.rloopMs`), lag: { enabled, thresholdMs, events, dropped }, io: { enabled, thresholdMs, events, dropped,
  *   aggregates }, heap: { start, end, timeline, dropped, snapshot, startUp, afterGc }, profile, heapProfile }
  */
 function buildReport(c) {
   const durationMs = c.meta.end - c.meta.start;
-  const own = c.own ?? [];
-  const windows = c.windows.map((w) => withoutOwn(w, own, w.start, w.end, w.durationMs));
+  const windows = c.windows;
   return {
     schema: SCHEMA,
     meta: { ...c.meta, durationMs },
-    elu: { windowMs: c.windowMs, ...withoutOwn(eluBetween(c.totalsBefore, c.totalsAfter, durationMs), own, c.meta.start, c.meta.end, durationMs), windows },
+    elu: { windowMs: c.windowMs, ...eluBetween(c.totalsBefore, c.totalsAfter, durationMs), windows },
     // Stall stacks come from the stack sampler as V8 gave them: their URLs may hold a query.
     lag: { ...c.lag, events: c.lag.events.map(redactStall), summary: lagSummary(windows) },
     io: c.io,

@@ -28,10 +28,26 @@ function ofStall(e) {
   };
 }
 
+/** Garbage collections by kind summed over spans (stalls, windows): `add(gc)` each span's, then `gc()`, longest first. */
+function gcSum() {
+  const kinds = new Map();
+  return {
+    add(gc) {
+      for (const g of gc) {
+        const k = kinds.get(g.kind) ?? { kind: g.kind, ms: 0, count: 0 };
+        k.ms += g.ms;
+        k.count += Number(g.count) || 0;
+        kinds.set(g.kind, k);
+      }
+    },
+    gc: () => [...kinds.values()].sort((a, b) => b.ms - a.ms),
+  };
+}
+
 /** Parts summed over stalls: over those whose CPU is known, and those whose GC is. */
 function ofStalls(events) {
   const sum = { lagMs: 0, measuredMs: null, fromMs: 0, cpuMs: null, throttledMs: null, gc: null, gcMs: null };
-  const kinds = new Map();
+  const kinds = gcSum();
   for (const p of list(events).map(ofStall)) {
     sum.lagMs += p.lagMs;
     if (p.measuredMs !== null) {
@@ -41,15 +57,10 @@ function ofStalls(events) {
     }
     if (p.gc) {
       sum.gcMs = (sum.gcMs ?? 0) + p.gcMs;
-      for (const g of p.gc) {
-        const k = kinds.get(g.kind) ?? { kind: g.kind, ms: 0, count: 0 };
-        k.ms += g.ms;
-        k.count += Number(g.count) || 0;
-        kinds.set(g.kind, k);
-      }
+      kinds.add(p.gc);
     }
   }
-  if (sum.gcMs !== null) sum.gc = [...kinds.values()].sort((a, b) => b.ms - a.ms);
+  if (sum.gcMs !== null) sum.gc = kinds.gc();
   return sum;
 }
 
@@ -104,12 +115,19 @@ function caveat(p) {
 /**
  * What the thread got of the windows' busy time: `busyMs` and `cpuMs` over the windows whose CPU
  * time is known, `notRanMs` the busy time it did not run at least (each window's busy time less
- * its CPU time, which also holds work outside callbacks), `throttledMs` the quota's part of that.
+ * its CPU time, which also holds work outside callbacks), `throttledMs` the quota's part of that;
+ * and `gc`, `gcMs` the garbage collections of the windows whose GC is known (null: none is).
  */
 function ofWindows(windows) {
-  const out = { windows: 0, busyMs: 0, cpuMs: 0, notRanMs: 0, throttledMs: null };
+  const out = { windows: 0, busyMs: 0, cpuMs: 0, notRanMs: 0, throttledMs: null, gc: null, gcMs: null };
+  const kinds = gcSum();
   for (const w of list(windows)) {
     const t = w?.thread;
+    const gc = Array.isArray(t?.gc) ? t.gc.filter((g) => finite(g?.ms)) : null;
+    if (gc) {
+      kinds.add(gc);
+      out.gcMs = (out.gcMs ?? 0) + gc.reduce((sum, g) => sum + g.ms, 0);
+    }
     if (!finite(t?.cpuMs) || !finite(t?.busyMs)) continue;
     const notMs = Math.max(0, t.busyMs - t.cpuMs);
     out.windows++;
@@ -118,6 +136,7 @@ function ofWindows(windows) {
     out.notRanMs += notMs;
     if (finite(t.throttledMs)) out.throttledMs = (out.throttledMs ?? 0) + Math.min(notMs, t.throttledMs);
   }
+  if (out.gcMs !== null) out.gc = kinds.gc();
   return out;
 }
 

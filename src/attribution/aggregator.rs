@@ -1,7 +1,8 @@
 //! The aggregator: turns the ledger's cumulative per-slot counters into windows.
 //!
 //! Slots are the ledger's unit of charge. Slot 0 is unattributed time, slot 1 is `(other)`
-//! (scopes past the cap), then one slot per scope, then a ring of key slots: a key slot is
+//! (scopes past the cap), slot 2 rloop's own work (no scope: a window says it apart, out of
+//! its busy time), then one slot per scope, then a ring of key slots: a key slot is
 //! bound to one (scope, key) at a time and rebound when the ring comes round, its time so far
 //! retired into the current window first. A window is the difference of cumulative readings
 //! at its two ends, so a window closed while a callback still runs includes that callback's
@@ -27,7 +28,10 @@ mod totals;
 
 pub const UNATTRIBUTED: usize = 0;
 pub const OTHER: usize = 1;
-pub const FIRST_SCOPE: usize = 2;
+/// rloop's own work on the loop (js/capture/own-work.js): not the app's, so in no scope and
+/// out of the thread's busy time; a window's `rloop_ms`.
+pub const RLOOP: usize = 2;
+pub const FIRST_SCOPE: usize = 3;
 /// Heap bytes the history keeps at most (see `Window::heap_bytes`): with many scopes charged
 /// in every window it keeps fewer than `history` windows, the oldest going first, and counts
 /// them in `history_dropped`; a window over the bound on its own stays until the next one
@@ -103,12 +107,12 @@ pub struct Aggregator {
 impl Aggregator {
     pub fn new(cfg: Config, now: f64) -> Self {
         Aggregator {
-            names: Names::new(&["(unattributed)", "(other)"]),
+            names: Names::new(&["(unattributed)", "(other)", "(rloop)"]),
             index: None,
             scopes_overflowed: 0,
             key_owner: Vec::new(),
             base: PerSlot::new(cfg.key_base()),
-            active: Active::new(cfg.key_base(), &[UNATTRIBUTED, OTHER], super::slots::sweep_for(cfg.window_ms)),
+            active: Active::new(cfg.key_base(), &[UNATTRIBUTED, OTHER, RLOOP], super::slots::sweep_for(cfg.window_ms)),
             retired: Retired::default(),
             window_start: now,
             due: now + cfg.window_ms,
@@ -144,7 +148,7 @@ impl Aggregator {
         })
     }
 
-    /// Scopes registered, unattributed and `(other)` included: one total each. Counted without
+    /// Scopes registered, the built-in slots included: one total each. Counted without
     /// the name table, which the lookout thread reads outside the lock.
     fn scopes(&self) -> usize {
         self.totals.len()

@@ -17,7 +17,7 @@
 //! - `HEADER + slots + slot`: cumulative callbacks of each slot.
 //!
 //! JS takes these indices, and the slots every ledger has (`aggregator::UNATTRIBUTED`, `OTHER`,
-//! `FIRST_SCOPE`), from the addon as it loads (`layout()`; js/attribution/ledger.js).
+//! `RLOOP`, `FIRST_SCOPE`), from the addon as it loads (`layout()`; js/attribution/ledger.js).
 //!
 //! Only the monitored thread writes (but `WINDOW`, a value JS only reads). Other threads read each cell as one aligned load, so a
 //! value is never torn. A switch stores `SINCE` (and `WAKE`), the last slot's total, then

@@ -12,7 +12,7 @@ use napi_derive::napi;
 use crate::boundary::{ok, raw_call, text, to_json};
 use crate::runtime::registry;
 
-use super::aggregator::{Config, FIRST_SCOPE, OTHER, UNATTRIBUTED};
+use super::aggregator::{Config, FIRST_SCOPE, OTHER, RLOOP, UNATTRIBUTED};
 use super::ledger;
 
 /// Where the hooks write what this addon reads: the ledger's header cells, the switch count's
@@ -29,6 +29,7 @@ pub struct Layout {
     pub seq: u32,
     pub unattributed: u32,
     pub other: u32,
+    pub rloop: u32,
     pub first_scope: u32,
 }
 
@@ -46,6 +47,7 @@ pub fn layout() -> Layout {
         seq: n(ledger::SEQ),
         unattributed: n(UNATTRIBUTED),
         other: n(OTHER),
+        rloop: n(RLOOP),
         first_scope: n(FIRST_SCOPE),
     }
 }

@@ -1,18 +1,19 @@
 //! Windows: busy time per scope over a span, in the form they are kept (shared names, key
-//! statistics in one table a window) and in their public JSON shape; and how a closed window
-//! is built from what the aggregator read, outside the monitor's lock.
+//! statistics in one table a window; their public JSON shape is `json`); and how a closed
+//! window is built from what the aggregator read, outside the monitor's lock.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
-
 use crate::runtime::cpu::Ran;
+use crate::stalls::gc::GcKind;
 use crate::stalls::lag::LagStats;
-use super::aggregator::{add, UNATTRIBUTED};
+use super::aggregator::{add, RLOOP, UNATTRIBUTED};
 use super::keys::{self, KeyTable, Keys, Unnamed};
 use super::ledger::Reading;
 use super::names::Names;
+
+pub mod json;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScopeWindow {
@@ -32,7 +33,10 @@ pub struct Window {
     pub seq: u64,
     pub start: f64,
     pub end: f64,
+    /// The app's busy time: scopes and unattributed, rloop's own work left out.
     pub busy_ms: f64,
+    /// rloop's own work on the loop (`aggregator::RLOOP`), apart from the app's.
+    pub rloop_ms: f64,
     pub unattributed: ScopeWindow,
     /// Scopes that were charged, busiest first.
     pub scopes: Vec<ScopeWindow>,
@@ -40,6 +44,8 @@ pub struct Window {
     pub lag: Option<LagStats>,
     /// What CPU the thread got over a closed window (`None`: unknown, or a live window).
     pub ran: Option<Ran>,
+    /// Its garbage collections by kind, longest first, for a closed window (`None`: unknown, or a live window).
+    pub gc: Option<Vec<GcKind>>,
     /// Closed windows this one stands for: 1, more in a downsampled recording.
     pub merged: u64,
     /// The key statistics of its keyed scopes, `ScopeWindow::keys` their entries.
@@ -79,6 +85,7 @@ impl Pending {
         for (scope, r) in self.charges {
             add(per_scope.entry(scope).or_default(), r);
         }
+        let rloop_ms = per_scope.remove(&RLOOP).map_or(0.0, |r| r.busy_ms);
         let unattributed = per_scope.remove(&UNATTRIBUTED).unwrap_or_default();
         let charged = std::iter::once((UNATTRIBUTED, unattributed)).chain(per_scope).collect();
         let mut all = self.names.name_all(charged, |&(index, _)| index, |(index, r), name| ScopeWindow {
@@ -93,7 +100,7 @@ impl Pending {
         let unattributed = all.pop().expect("unattributed comes first");
         scopes.sort_by(|a, b| b.busy_ms.total_cmp(&a.busy_ms).then(a.index.cmp(&b.index)));
         let busy_ms = unattributed.busy_ms + scopes.iter().map(|s| s.busy_ms).sum::<f64>();
-        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, unattributed, scopes, lag, ran: None, merged: 1, keys }
+        Window { seq: self.seq, start: self.start, end: self.end, busy_ms, rloop_ms, unattributed, scopes, lag, ran: None, gc: None, merged: 1, keys }
     }
 }
 
@@ -101,230 +108,12 @@ impl Window {
     /// Heap bytes this window holds (scope names are shared, not counted): what a history or
     /// a recording keeps for it.
     pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<Window>() + self.scopes.capacity() * std::mem::size_of::<ScopeWindow>() + self.keys.heap_bytes()
+        use std::mem::size_of;
+        size_of::<Window>() + self.scopes.capacity() * size_of::<ScopeWindow>() + self.gc.as_ref().map_or(0, |g| g.capacity() * size_of::<GcKind>()) + self.keys.heap_bytes()
     }
 
     /// A scope's key statistics, if any of its work in this window was keyed.
     pub fn keys_of(&self, s: &ScopeWindow) -> Option<Keys<'_>> {
         s.keys.map(|i| self.keys.get(i))
-    }
-
-    /// The public shape (`index.d.ts`: `Window`), times as epoch milliseconds, to serialize
-    /// straight into a JSON string: a read of wide windows builds no `Value` tree (≈ 500 bytes
-    /// a scope entry, several times the JSON).
-    pub fn json(&self, time_origin: f64) -> Json<'_> {
-        Json { w: self, time_origin }
-    }
-}
-
-/// Windows in the public shape, as a JSON array.
-pub struct JsonWindows<'a>(pub &'a [Arc<Window>], pub f64);
-
-impl Serialize for JsonWindows<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        ser.collect_seq(self.0.iter().map(|w| w.json(self.1)))
-    }
-}
-
-pub struct Json<'a> {
-    w: &'a Window,
-    time_origin: f64,
-}
-
-impl Serialize for Json<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let mut m = ser.serialize_map(None)?;
-        self.entries(&mut m)?;
-        m.end()
-    }
-}
-
-impl Json<'_> {
-    fn entries<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
-        let (w, duration) = (self.w, self.w.end - self.w.start);
-        m.serialize_entry("seq", &w.seq)?;
-        m.serialize_entry("start", &(self.time_origin + w.start))?;
-        m.serialize_entry("end", &(self.time_origin + w.end))?;
-        m.serialize_entry("durationMs", &duration)?;
-        m.serialize_entry("thread", &ThreadBusy { elu: elu(w.busy_ms, duration), busy_ms: w.busy_ms, ran: w.ran })?;
-        m.serialize_entry("unattributed", &Scope { s: &w.unattributed, w, duration })?;
-        m.serialize_entry("scopes", &Scopes { w, duration })?;
-        if w.merged > 1 {
-            m.serialize_entry("merged", &w.merged)?;
-        }
-        if let Some(l) = &w.lag {
-            m.serialize_entry("lag", &Lag(l))?;
-        }
-        Ok(())
-    }
-}
-
-/// `Monitor.liveWindow()`: the window being measured, what the monitor says of itself beside it,
-/// and the last complete window.
-pub struct LiveJson<'a> {
-    pub current: Json<'a>,
-    pub window_ms: f64,
-    pub scopes_overflowed: u64,
-    pub history_dropped: u64,
-    pub last: Option<Json<'a>>,
-}
-
-impl Serialize for LiveJson<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let mut m = ser.serialize_map(None)?;
-        self.current.entries(&mut m)?;
-        m.serialize_entry("windowMs", &self.window_ms)?;
-        m.serialize_entry("scopesOverflowed", &self.scopes_overflowed)?;
-        m.serialize_entry("historyDropped", &self.history_dropped)?;
-        m.serialize_entry("last", &self.last)?;
-        m.end()
-    }
-}
-
-fn elu(busy: f64, duration: f64) -> f64 {
-    if duration > 0.0 {
-        (busy / duration).clamp(0.0, 1.0)
-    } else {
-        0.0
-    }
-}
-
-/// A window's `thread`: the thread's busy time in it.
-struct ThreadBusy {
-    elu: f64,
-    busy_ms: f64,
-    ran: Option<Ran>,
-}
-
-impl Serialize for ThreadBusy {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let mut m = ser.serialize_map(None)?;
-        m.serialize_entry("elu", &self.elu)?;
-        m.serialize_entry("busyMs", &self.busy_ms)?;
-        if let Some(r) = self.ran {
-            m.serialize_entry("cpuMs", &r.cpu_ms)?;
-            if let Some(t) = r.throttled_ms {
-                m.serialize_entry("throttledMs", &t)?;
-            }
-        }
-        m.end()
-    }
-}
-
-struct Scope<'a> {
-    s: &'a ScopeWindow,
-    w: &'a Window,
-    duration: f64,
-}
-
-impl Serialize for Scope<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let s = self.s;
-        let mut m = ser.serialize_map(None)?;
-        m.serialize_entry("name", &*s.name)?;
-        m.serialize_entry("elu", &elu(s.busy_ms, self.duration))?;
-        m.serialize_entry("busyMs", &s.busy_ms)?;
-        m.serialize_entry("calls", &s.calls)?;
-        if let Some(k) = self.w.keys_of(s) {
-            m.serialize_entry("keys", &KeysJson(k))?;
-        }
-        m.end()
-    }
-}
-
-struct Scopes<'a> {
-    w: &'a Window,
-    duration: f64,
-}
-
-impl Serialize for Scopes<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        ser.collect_seq(self.w.scopes.iter().map(|s| Scope { s, w: self.w, duration: self.duration }))
-    }
-}
-
-struct KeysJson<'a>(Keys<'a>);
-
-impl Serialize for KeysJson<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let k = self.0.stats;
-        let mut m = ser.serialize_map(Some(6))?;
-        m.serialize_entry("count", &k.count)?;
-        m.serialize_entry("dropped", &k.dropped)?;
-        m.serialize_entry("p50Ms", &k.p50_ms)?;
-        m.serialize_entry("p99Ms", &k.p99_ms)?;
-        m.serialize_entry("maxMs", &k.max_ms)?;
-        m.serialize_entry("worst", &Worst(self.0))?;
-        m.end()
-    }
-}
-
-struct Worst<'a>(Keys<'a>);
-
-impl Serialize for Worst<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        struct One<'a>(&'a str, f64);
-        impl Serialize for One<'_> {
-            fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-                let mut m = ser.serialize_map(Some(2))?;
-                m.serialize_entry("key", self.0)?;
-                m.serialize_entry("busyMs", &self.1)?;
-                m.end()
-            }
-        }
-        ser.collect_seq(self.0.worst().map(|(k, b)| One(k, b)))
-    }
-}
-
-struct Lag<'a>(&'a LagStats);
-
-impl Serialize for Lag<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let l = self.0;
-        let mut m = ser.serialize_map(Some(5))?;
-        m.serialize_entry("stretches", &l.stretches)?;
-        m.serialize_entry("stalls", &l.stalls)?;
-        m.serialize_entry("p50Ms", &l.p50_ms)?;
-        m.serialize_entry("p99Ms", &l.p99_ms)?;
-        m.serialize_entry("maxMs", &l.max_ms)?;
-        m.end()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::attribution::keys::KeyStats;
-    use serde_json::{json, Value};
-
-    #[test]
-    fn written_straight_out_a_window_has_its_public_shape() {
-        let scope = |index, name: &str, busy_ms, keys| ScopeWindow { index, name: Arc::from(name), busy_ms, calls: 2.0, keys };
-        let mut keys = KeyTable::default();
-        let route = keys.push(KeyStats { count: 3, dropped: 1, p50_ms: 1.5, p99_ms: 4.0, max_ms: 4.0 }, [("k\"1", 4.0)]);
-        let w = Window {
-            seq: 7,
-            start: 100.0,
-            end: 300.0,
-            busy_ms: 150.0,
-            unattributed: scope(0, "(unattributed)", 50.0, None),
-            scopes: vec![scope(2, "route", 100.0, Some(route))],
-            lag: Some(LagStats { stretches: 4, stalls: 1, p50_ms: 2.0, p99_ms: 60.0, max_ms: 61.0 }),
-            ran: Some(Ran { cpu_ms: 120.0, throttled_ms: Some(25.0) }),
-            merged: 2,
-            keys,
-        };
-        let written: Value = serde_json::from_str(&serde_json::to_string(&JsonWindows(&[Arc::new(w.clone())], 1000.0)).unwrap()).unwrap();
-        let expected = json!([{
-            "seq": 7, "start": 1100.0, "end": 1300.0, "durationMs": 200.0, "merged": 2,
-            "thread": { "elu": 0.75, "busyMs": 150.0, "cpuMs": 120.0, "throttledMs": 25.0 },
-            "unattributed": { "name": "(unattributed)", "elu": 0.25, "busyMs": 50.0, "calls": 2.0 },
-            "scopes": [{ "name": "route", "elu": 0.5, "busyMs": 100.0, "calls": 2.0,
-                "keys": { "count": 3, "dropped": 1, "p50Ms": 1.5, "p99Ms": 4.0, "maxMs": 4.0, "worst": [{ "key": "k\"1", "busyMs": 4.0 }] } }],
-            "lag": { "stretches": 4, "stalls": 1, "p50Ms": 2.0, "p99Ms": 60.0, "maxMs": 61.0 },
-        }]);
-        assert_eq!(written, expected);
-        assert_eq!(serde_json::to_value(w.json(1000.0)).unwrap(), expected[0]);
-        assert!(w.heap_bytes() > std::mem::size_of::<Window>() + std::mem::size_of::<ScopeWindow>() + std::mem::size_of::<KeyStats>() + 3);
     }
 }

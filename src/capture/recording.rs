@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 
 use crate::attribution::aggregator::{ScopeWindow, Window};
 use crate::attribution::keys::{KeyStats, KeyTable, Keys};
-use crate::attribution::window::JsonWindows;
+use crate::attribution::window::json::JsonWindows;
+use crate::stalls::gc;
 use crate::stalls::lag::LagStats;
 
 /// Windows a recording keeps at most: 1 000 bars of timeline.
@@ -126,6 +127,7 @@ fn merge(a: &Window, b: &Window) -> Window {
         start: a.start,
         end: b.end,
         busy_ms: a.busy_ms + b.busy_ms,
+        rloop_ms: a.rloop_ms + b.rloop_ms,
         unattributed,
         scopes,
         lag: match (&a.lag, &b.lag) {
@@ -139,6 +141,7 @@ fn merge(a: &Window, b: &Window) -> Window {
             (x, y) => x.clone().or_else(|| y.clone()),
         },
         ran: a.ran.zip(b.ran).map(|(x, y)| x.plus(y)),
+        gc: a.gc.as_deref().zip(b.gc.as_deref()).map(|(x, y)| gc::plus(x, y)),
         merged: a.merged + b.merged,
         keys,
     }
@@ -191,7 +194,7 @@ fn merge_keys<'k>(a: Keys<'k>, b: Keys<'k>) -> (KeyStats, Vec<(&'k str, f64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attribution::aggregator::{Aggregator, Config};
+    use crate::attribution::aggregator::{Aggregator, Config, FIRST_SCOPE};
     use crate::attribution::ledger::test_support::Memory;
 
     #[test]
@@ -201,7 +204,7 @@ mod tests {
         let l = m.ledger();
         let mut a = Aggregator::new(c.clone(), 0.0);
         let x = a.add_scope("x");
-        let k = 2 + c.max_scopes;
+        let k = FIRST_SCOPE + c.max_scopes;
         let mut r = Recording::new(None);
         let n = 8_000u64; // 80 s of 10 ms windows: merged three times over
         for i in 0..n {

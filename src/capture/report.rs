@@ -64,7 +64,7 @@ fn drafted(shared: &Shared) -> Vec<Unfinished> {
         let totals = v.ledger.map(|l| serde_json::to_value(Totals::read(v.agg, l, now)).unwrap_or_default());
         let running = v.ledger.and_then(|l| l.running().map(|(slot, _)| (l.wake(), slot)));
         let ongoing = v.lag.zip(running).and_then(|(lag, (wake, slot))| lag.ongoing(wake, slot, now, || shared.meter.read(now)).map(|mut stall| {
-            stall.gc = shared.stall_gc.of(wake);
+            stall.gc = shared.gc_record.of(wake);
             stall
         })).map(|stall| {
             let mut event = stall_event(shared.thread_id, v.agg, stall);
@@ -141,8 +141,13 @@ fn elu_between(before: &Value, after: &Value, duration: f64) -> Value {
     scopes.sort_by(|a, b| num(b, "busyMs").total_cmp(&num(a, "busyMs")).then_with(|| a["name"].as_str().cmp(&b["name"].as_str())));
     let diff = |part: &str, key: &str| num(&after[part], key) - num(&before[part], key);
     let (thread, unattributed) = (diff("thread", "busyMs"), diff("unattributed", "busyMs"));
+    let mut thread = json!({ "busyMs": thread, "elu": elu(thread) });
+    let rloop = diff("thread", "rloopMs");
+    if rloop > 0.0 {
+        thread["rloopMs"] = json!(rloop);
+    }
     json!({
-        "thread": { "busyMs": thread, "elu": elu(thread) },
+        "thread": thread,
         "unattributed": { "busyMs": unattributed, "elu": elu(unattributed), "calls": count(diff("unattributed", "calls")) },
         "scopes": scopes,
     })
@@ -192,7 +197,9 @@ mod tests {
         let recorded = json!({ "windows": [window], "lag": { "events": [{ "lagMs": 80 }], "dropped": 0 } });
         let slow = json!({ "type": "dns", "method": "lookup", "target": "db", "durationMs": 600 });
         let io = json!({ "events": [slow.clone()], "dropped": 2 });
-        let u = Unfinished { draft, recorded, io, totals: Some(totals(810.0, 705.0, 3.0)), ongoing: Some(ongoing.clone()), end: 2000.0 };
+        let mut after = totals(810.0, 705.0, 3.0);
+        after["thread"]["rloopMs"] = json!(40.0); // rloop's own work, apart (none in totalsBefore: an older shape reads as 0)
+        let u = Unfinished { draft, recorded, io, totals: Some(after), ongoing: Some(ongoing.clone()), end: 2000.0 };
         let (path, r, say) = complete(u, "SIGTERM", "signal SIGTERM while the loop was blocked").unwrap();
         assert_eq!((path.as_str(), say), ("/tmp/r.json", true));
         assert_eq!(r["meta"]["durationMs"], 1000.0);
@@ -200,7 +207,7 @@ mod tests {
         assert_eq!(r["meta"]["incomplete"], json!({ "reason": "signal SIGTERM while the loop was blocked", "missing": ["io.aggregates", "heap"] }));
         assert_eq!((&r["io"]["events"], &r["io"]["dropped"]), (&json!([slow]), &json!(2)));
         assert_eq!(r["elu"]["scopes"], json!([{ "name": "x", "busyMs": 700.0, "elu": 0.7, "calls": 1 }]));
-        assert_eq!(r["elu"]["thread"], json!({ "busyMs": 800.0, "elu": 0.8 }));
+        assert_eq!(r["elu"]["thread"], json!({ "busyMs": 800.0, "elu": 0.8, "rloopMs": 40.0 }));
         assert_eq!(r["elu"]["windowMs"], 100);
         assert_eq!(r["lag"]["events"][1], ongoing, "the stall going on comes last");
         assert_eq!(r["lag"]["summary"], json!({ "stalls": 1, "stretches": 3, "p99Ms": 80.0, "maxMs": 80.0 }));

@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::attribution::aggregator::{Aggregator, RawTotals, Window};
+use crate::attribution::aggregator::{Aggregator, RawTotals, Window, RLOOP};
 use crate::attribution::ledger::Ledger;
 use crate::runtime::shared::Shared;
 use crate::stalls::lag::{Lag, StallTotals, STALL_BUCKETS};
@@ -35,7 +35,9 @@ pub struct ScopeFigures {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ThreadFigures {
     pub thread: u32,
+    /// The app's busy time since start; rloop's own work is `rloop_ms`, apart.
     pub busy_ms: f64,
+    pub rloop_ms: f64,
     pub elapsed_ms: f64,
     /// Thread busy ms and duration of the last complete window.
     pub last: Option<(f64, f64)>,
@@ -122,7 +124,9 @@ fn figures(m: &Shared, exposure: &mut Exposure, top: usize) -> Option<ThreadFigu
 
 /// Sums, ranks and names what was copied; `None` if the names could not be read (detached).
 pub(super) fn finish(c: Copied, exposure: &mut Exposure, top: usize, names: impl Fn(&[usize]) -> Vec<String>) -> Option<ThreadFigures> {
-    let totals = c.totals.sum();
+    let mut totals = c.totals.sum();
+    // rloop's own work: no scope's, not the app's busy time (a series of its own).
+    let rloop_ms = std::mem::take(&mut totals[RLOOP]).busy_ms;
     let busy_ms = totals.iter().map(|r| r.busy_ms).sum();
     let exposed = exposure.read(&totals, top);
     let mut indices: Vec<usize> = exposed.shown.iter().map(|s| s.0).collect();
@@ -155,6 +159,7 @@ pub(super) fn finish(c: Copied, exposure: &mut Exposure, top: usize, names: impl
     });
     Some(ThreadFigures {
         busy_ms,
+        rloop_ms,
         last: c.last.map(|w| (w.busy_ms, w.end - w.start)),
         scopes,
         folded: exposed.folded + c.overflowed,
@@ -169,7 +174,7 @@ pub(super) fn finish(c: Copied, exposure: &mut Exposure, top: usize, names: impl
 pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
     use Kind::{Counter, Gauge, Histogram};
     let mut elu = Family::new("nodejs_eventloop_utilization", "nodejs.eventloop.utilization", "1", Gauge, "Event loop utilization of the last complete window, per thread.");
-    let mut time = Family::new("nodejs_eventloop_time_seconds_total", "nodejs.eventloop.time", "s", Counter, "Time the event loop spent busy (active) and idle since rloop started.");
+    let mut time = Family::new("nodejs_eventloop_time_seconds_total", "nodejs.eventloop.time", "s", Counter, "Time the event loop spent busy (active), idle, and on rloop's own work (rloop) since rloop started.");
     let mut scope_elu = Family::new("rloop_scope_utilization", "rloop.scope.utilization", "1", Gauge, "Share of the last complete window the loop was busy in the scope.");
     let mut busy = Family::new("rloop_scope_busy_seconds_total", "rloop.scope.busy", "s", Counter, "Event loop busy time charged to the scope since rloop started.");
     let mut calls = Family::new("rloop_scope_calls_total", "rloop.scope.calls", "{call}", Counter, "Callbacks run in the scope, and entries into it, since rloop started.");
@@ -189,7 +194,8 @@ pub fn families(threads: &[ThreadFigures]) -> Vec<Family> {
             elu.push(vec![thread()], (b / d).clamp(0.0, 1.0));
         }
         time.push(vec![thread(), ("nodejs_eventloop_state", "active".into())], t.busy_ms / 1e3);
-        time.push(vec![thread(), ("nodejs_eventloop_state", "idle".into())], (t.elapsed_ms - t.busy_ms).max(0.0) / 1e3);
+        time.push(vec![thread(), ("nodejs_eventloop_state", "idle".into())], (t.elapsed_ms - t.busy_ms - t.rloop_ms).max(0.0) / 1e3);
+        time.push(vec![thread(), ("nodejs_eventloop_state", "rloop".into())], t.rloop_ms / 1e3);
         for s in &t.scopes {
             if let Some((_, d)) = t.last.filter(|(_, d)| *d > 0.0) {
                 scope_elu.push(with_scope(&s.name), (s.last_ms / d).clamp(0.0, 1.0));

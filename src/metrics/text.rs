@@ -73,6 +73,7 @@ mod tests {
         let t = ThreadFigures {
             thread: 0,
             busy_ms: 1500.0,
+            rloop_ms: 500.0,
             elapsed_ms: 4000.0,
             last: Some((250.0, 1000.0)),
             scopes: vec![ScopeFigures { name: "GET /a\"b\\\n".into(), busy_ms: 1000.0, calls: 7.0, last_ms: 200.0, keys: Some([1.0, 2.0, 3.0]) }],
@@ -90,7 +91,8 @@ mod tests {
             "nodejs_eventloop_utilization{thread=\"0\"} 0.25",
             "# TYPE nodejs_eventloop_time_seconds counter",
             "nodejs_eventloop_time_seconds_total{thread=\"0\",nodejs_eventloop_state=\"active\"} 1.5",
-            "nodejs_eventloop_time_seconds_total{thread=\"0\",nodejs_eventloop_state=\"idle\"} 2.5",
+            "nodejs_eventloop_time_seconds_total{thread=\"0\",nodejs_eventloop_state=\"idle\"} 2",
+            "nodejs_eventloop_time_seconds_total{thread=\"0\",nodejs_eventloop_state=\"rloop\"} 0.5",
             "rloop_scope_busy_seconds_total{thread=\"0\",scope=\"GET /a\\\"b\\\\\\n\"} 1",
             "rloop_scope_utilization{thread=\"0\",scope=\"GET /a\\\"b\\\\\\n\"} 0.2",
             "rloop_scope_key_busy_seconds{thread=\"0\",scope=\"GET /a\\\"b\\\\\\n\",quantile=\"0.99\"} 0.002",

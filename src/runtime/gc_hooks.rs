@@ -1,9 +1,10 @@
-//! V8's GC callbacks on a monitored thread, for the collections inside a stall
-//! (src/stalls/gc.rs) and the heap after them (src/runtime/heap_after_gc.rs). N-API has none, and Node's 'gc' performance entries reach JS through a
-//! setImmediate the app's own async hooks would see. Node exports V8's API for addons: it is
+//! V8's GC callbacks on a monitored thread, for the collections inside a stall and a window
+//! (src/stalls/gc.rs) and the heap after them (src/runtime/heap_after_gc.rs). N-API has none,
+//! and Node's 'gc' performance entries reach JS through a setImmediate the app's own async hooks would see. Node exports V8's API for addons: it is
 //! looked up by name as a monitor attaches. A C++ name spells the function's signature, so a V8
-//! whose functions changed has no symbol of that name, and a stall's GC is then unknown, never
-//! misread. Not on Windows, whose names are another compiler's: unknown there.
+//! whose functions changed has no symbol of that name, and a stall's and a window's GC are
+//! then unknown, never misread. Not on Windows, whose names are another compiler's: unknown
+//! there.
 
 use std::sync::Arc;
 
@@ -71,14 +72,14 @@ mod unix {
     unsafe extern "C" fn prologue(_isolate: *mut c_void, v8_type: c_int, _flags: c_int, data: *mut c_void) {
         let d = &*(data as *const Data);
         // A panic must not unwind into V8.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.shared.stall_gc.begin(v8_type, d.shared.clock.now())));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.shared.gc_record.begin(v8_type, d.shared.clock.now())));
     }
 
     unsafe extern "C" fn epilogue(isolate: *mut c_void, v8_type: c_int, _flags: c_int, data: *mut c_void) {
         let d = &*(data as *const Data);
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let stretch = d.ledger.running().map(|_| d.ledger.wake());
-            d.shared.stall_gc.end(stretch, d.shared.clock.now());
+            d.shared.gc_record.end(stretch, d.shared.clock.now());
             if let Some(used) = heap_used(isolate) {
                 d.shared.heap_after_gc.record(v8_type, used);
             }
@@ -113,7 +114,7 @@ mod unix {
             if isolate.is_null() {
                 return None;
             }
-            shared.stall_gc.set_hooked(true);
+            shared.gc_record.set_hooked(true);
             shared.heap_after_gc.set_hooked(api.heap_statistics.is_some());
             let data = Box::into_raw(Box::new(Data { shared, ledger }));
             (api.add_prologue)(isolate, prologue, data.cast(), ALL);
@@ -131,13 +132,13 @@ mod unix {
                 (api.remove_epilogue)(self.isolate, epilogue, self.data.cast());
             }
             let data = Box::from_raw(self.data);
-            data.shared.stall_gc.set_hooked(false);
+            data.shared.gc_record.set_hooked(false);
             data.shared.heap_after_gc.set_hooked(false);
         }
     }
 }
 
-/// No V8 names to look up: a stall's GC is unknown.
+/// No V8 names to look up: a stall's and a window's GC are unknown.
 #[cfg(not(unix))]
 pub struct GcHooks;
 

@@ -14,7 +14,7 @@ use crate::attribution::ledger::Ledger;
 use crate::capture::recording::Recording;
 use crate::metrics::{Gc, SlowIo};
 use crate::stalls::event::stall_event;
-use crate::stalls::gc::StallGc;
+use crate::stalls::gc::{self, GcKind, GcRecord, GcTotals};
 use crate::stalls::lag::{Lag, Taken};
 use crate::stalls::listeners;
 use super::clock::{monotonic_ms, Clock};
@@ -32,8 +32,9 @@ pub struct Shared {
     pub clock: Clock,
     /// Reads the monitored thread's CPU time and its cgroup's throttling (Shared is made on that thread).
     pub meter: Meter,
-    /// The garbage collections of the stretch running, from V8's callbacks (src/runtime/gc_hooks.rs).
-    pub stall_gc: StallGc,
+    /// The garbage collections of the stretch running and since start, from V8's callbacks
+    /// (src/runtime/gc_hooks.rs): a stall's and a window's.
+    pub gc_record: GcRecord,
     /// The heap used after the newest major and minor GC, from the same callbacks.
     pub heap_after_gc: HeapAfterGc,
     /// When the monitor started, on `clock`: the idle time of metrics counts from here.
@@ -55,6 +56,8 @@ struct State {
     next_recording: u32,
     /// The thread's usage as the current window began (`None`: unknown).
     window_usage: Option<Usage>,
+    /// The GC totals as the current window began (none before the callbacks are installed).
+    window_gc: GcTotals,
 }
 
 impl Shared {
@@ -63,8 +66,8 @@ impl Shared {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
         let (started, slow_io, meter) = (clock.now(), SlowIo::default(), Meter::current());
-        let state = State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1, window_usage: meter.read(started) };
-        Arc::new(Shared { thread_id, clock, meter, stall_gc: StallGc::default(), heap_after_gc: HeapAfterGc::default(), started, slow_io, gc: Gc::default(), state: Mutex::new(state) })
+        let state = State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1, window_usage: meter.read(started), window_gc: GcTotals::default() };
+        Arc::new(Shared { thread_id, clock, meter, gc_record: GcRecord::default(), heap_after_gc: HeapAfterGc::default(), started, slow_io, gc: Gc::default(), state: Mutex::new(state) })
     }
 
     /// Runs `f` on the aggregator and ledger at this thread's `now`; `None` once detached.
@@ -103,7 +106,7 @@ impl Shared {
             let wake = ledger.wake();
             ledger.close_running(now);
             let mut stall = lag.as_mut()?.stretch_ended(wake, slot, now, || self.meter.read(now))?;
-            stall.gc = self.stall_gc.of(wake);
+            stall.gc = self.gc_record.of(wake);
             let event = stall_event(self.thread_id, agg, stall);
             for (_, r) in recordings.iter_mut() {
                 r.push_stall(&event);
@@ -220,20 +223,22 @@ impl Shared {
     pub(crate) fn tick(&self) -> Option<f64> {
         let (begun, next) = {
             let mut st = self.state.lock();
-            let State { ledger, agg, lag, window_usage, .. } = &mut *st;
+            let State { ledger, agg, lag, window_usage, window_gc, .. } = &mut *st;
             let ledger = ledger.as_ref()?;
             let now = self.clock.now();
             let begun = (now >= agg.due()).then(|| {
                 let pending = agg.close_begin(ledger, now);
                 let ran = self.ran_since(window_usage, pending.end);
-                (pending, lag.as_mut().map(Lag::close_window), ran)
+                let gc = self.gc_since(window_gc, pending.end);
+                (pending, lag.as_mut().map(Lag::close_window), ran, gc)
             });
             (begun, agg.due() - now + monotonic_ms())
         };
-        if let Some((pending, lag, ran)) = begun {
+        if let Some((pending, lag, ran, gc)) = begun {
             let scratch = pending.scratch_bytes();
             let mut window = pending.finish(lag);
             window.ran = ran;
+            window.gc = gc;
             let mut st = self.state.lock();
             let (w, evicted) = st.agg.close_end(window);
             for (_, r) in st.recordings.iter_mut() {
@@ -253,6 +258,14 @@ impl Shared {
         let ran = base.zip(now).map(|(a, b)| Ran::between(&a, &b));
         *base = now;
         ran
+    }
+
+    /// The collections since totals `base` until `at`, whose totals become `base`; `None` without the callbacks.
+    fn gc_since(&self, base: &mut GcTotals, at: f64) -> Option<Vec<GcKind>> {
+        let now = self.gc_record.totals(at)?;
+        let kinds = gc::between(base, &now);
+        *base = now;
+        Some(kinds)
     }
 
     /// What `rloop.threads()` says of this thread, `{ threadId, windowMs, current, last }` with

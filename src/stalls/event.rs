@@ -2,18 +2,18 @@
 
 use serde_json::{json, Value};
 
-use crate::attribution::aggregator::{Aggregator, UNATTRIBUTED};
+use crate::attribution::aggregator::{Aggregator, RLOOP, UNATTRIBUTED};
 use super::blame::blame;
 use super::lag::Stall;
 
 /// The lag event of `stall` on thread `thread_id`, its slots named by `agg`.
 pub fn stall_event(thread_id: u32, agg: &Aggregator, stall: Stall) -> Value {
-    let name = |slot: usize| (slot != UNATTRIBUTED).then(|| agg.describe_slot(slot).0.to_string());
+    // rloop's own work is in no scope: its part of a stall is said by JS (`rloopMs`).
+    let name = |slot: usize| (slot != UNATTRIBUTED && slot != RLOOP).then(|| agg.describe_slot(slot).0.to_string());
     let (_, key) = agg.describe_slot(stall.slot);
     let other = stall.noticed_slot.filter(|&s| agg.scope_of(s) != agg.scope_of(stall.slot)).map(|s| name(s).unwrap_or_else(|| "(unattributed)".into()));
     let trace = stall.stack.as_ref().map_or(Value::Null, |t| t.trace.clone());
     let ran = stall.ran;
-    let gc = stall.gc.as_ref().map(|kinds| kinds.iter().map(|g| json!({ "kind": g.kind, "ms": g.ms, "count": g.count })).collect::<Vec<_>>());
     let b = blame(stall.start, stall.stack, other.as_deref());
     // The span of the code that blocked, only where the stack is known to be that code's.
     let trace = if b.stack.is_some() { trace } else { Value::Null };
@@ -46,6 +46,6 @@ pub fn stall_event(thread_id: u32, agg: &Aggregator, stall: Stall) -> Value {
         "cpuMs": ran.map(|r| r.ran.cpu_ms),
         "throttledMs": ran.and_then(|r| r.ran.throttled_ms),
         "cpuFromMs": ran.map(|r| r.from_ms),
-        "gc": gc,
+        "gc": stall.gc,
     })
 }

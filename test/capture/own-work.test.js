@@ -4,7 +4,8 @@
 // profile pulled from it meanwhile, gets a report with no warning. Each part of rloop's own
 // work has its assertion: the profiler starting and stopping and the pulled profile's answer are
 // left out of the app's busy time (js/capture/own-work.js), require() is module loading, not
-// synchronous I/O (js/analyze/kinds.js), the scrapes are no slow I/O and no scope.
+// synchronous I/O (js/analyze/kinds.js), the scrapes are no slow I/O and no scope. The ledger
+// charges rloop's own work apart, so live windows and the metrics say it apart too.
 
 const test = require('node:test');
 const assert = require('node:assert');
@@ -13,7 +14,7 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { scrape } = require('../fixtures/metrics-helpers');
+const { scrape, parse, series } = require('../fixtures/metrics-helpers');
 const { sleep } = require('../fixtures/helpers');
 const { assertValidReport } = require('../fixtures/report');
 const { findings, VOICES } = require('../../js/report/sections/diagnosis');
@@ -104,33 +105,85 @@ test('an idle app captured 10 s with a profile, its endpoint scraped and a profi
   }
 });
 
-test('a report leaves rloop\'s own work out of its windows and totals, never below the unattributed time, and says how much', () => {
+test('a report takes rloop\'s own work from its windows and totals, apart as the ledger charged it: nothing subtracted again', () => {
   const busy = (busyMs, durationMs) => ({ busyMs, elu: busyMs / durationMs });
-  const window = (seq, start, threadMs, unattributedMs) => ({
+  const window = (seq, start, threadMs, unattributedMs, rloopMs) => ({
     seq, start, end: start + 1000, durationMs: 1000,
-    thread: busy(threadMs, 1000), unattributed: { name: '(unattributed)', ...busy(unattributedMs, 1000), calls: 1 },
+    thread: { ...busy(threadMs, 1000), ...(rloopMs > 0 && { rloopMs }) }, unattributed: { name: '(unattributed)', ...busy(unattributedMs, 1000), calls: 1 },
     scopes: [{ name: 'job', ...busy(threadMs - unattributedMs, 1000), calls: 1 }],
   });
-  const totals = (threadMs, unattributedMs) => ({ thread: { busyMs: threadMs }, unattributed: { busyMs: unattributedMs, calls: 1 }, scopes: [{ name: 'job', busyMs: threadMs - unattributedMs, calls: 1 }] });
+  const totals = (threadMs, unattributedMs, rloopMs) => ({ thread: { busyMs: threadMs, rloopMs }, unattributed: { busyMs: unattributedMs, calls: 1 }, scopes: [{ name: 'job', busyMs: threadMs - unattributedMs, calls: 1 }] });
+  const windows = [window(1, 0, 10, 5, 100), window(2, 1000, 30, 5, 0), window(3, 2000, 50, 0, 60)];
   const r = buildReport({
     meta: { start: 0, end: 3000 },
     windowMs: 1000,
-    totalsBefore: totals(0, 0),
-    totalsAfter: totals(250, 220),
-    // 100 ms in the first window's start; 150 ms in the third, of which only 60 ms unattributed there.
-    windows: [window(1, 0, 110, 105), window(2, 1000, 30, 5), window(3, 2000, 110, 60)],
-    own: [[10, 110], [2500, 2650]],
+    totalsBefore: totals(0, 0, 40),
+    totalsAfter: totals(90, 10, 200),
+    windows,
     lag: { enabled: true, thresholdMs: 50, events: [], dropped: 0 },
     io: { enabled: true, thresholdMs: 500, events: [], dropped: 0, aggregates: [] },
     heap: null,
     profile: null,
   });
-  const [w1, w2, w3] = r.elu.windows;
-  assert.deepStrictEqual([w1.thread.busyMs, w1.unattributed.busyMs, w1.thread.rloopMs], [10, 5, 100]);
-  assert.deepStrictEqual([w2.thread, w2.unattributed.busyMs], [busy(30, 1000), 5], 'a window without rloop\'s work is as it was');
-  assert.deepStrictEqual([w3.thread.busyMs, w3.unattributed.busyMs, w3.thread.rloopMs], [50, 0, 60], 'never more than was unattributed');
-  assert.strictEqual(w3.scopes[0].busyMs, 50, 'the scopes keep their time');
-  // The totals: 250 ms in all, 220 unattributed; 250 ms of rloop's own work, at most the 220.
-  assert.deepStrictEqual(r.elu.thread, { busyMs: 30, elu: 0.01, rloopMs: 220 });
-  assert.deepStrictEqual(r.elu.unattributed, { busyMs: 0, elu: 0, calls: 0 });
+  assert.deepStrictEqual(r.elu.windows, windows, 'the windows as the addon gave them');
+  assert.deepStrictEqual(r.elu.thread, { busyMs: 90, elu: 0.03, rloopMs: 160 }, 'the totals\' difference');
+  assert.deepStrictEqual(r.elu.unattributed, { busyMs: 10, elu: 10 / 3000, calls: 0 });
+  const none = buildReport({ ...r, meta: { start: 0, end: 3000 }, windowMs: 1000, totalsBefore: totals(0, 0, 0), totalsAfter: totals(90, 10, 0), windows: [], lag: r.lag, io: r.io });
+  assert.deepStrictEqual(none.elu.thread, { busyMs: 90, elu: 0.03 }, 'none: no rloopMs');
+});
+
+test('live windows and metrics say rloop\'s own work apart: a capture\'s profile starting and a pulled profile are thread.rloopMs, not the idle app\'s unattributed time', async () => {
+  const app = spawn(process.execPath, [APP, 'live'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const lines = [];
+    let buffered = '';
+    let wake = () => {};
+    app.stdout.setEncoding('utf8').on('data', (d) => {
+      buffered += d;
+      const parts = buffered.split('\n');
+      buffered = parts.pop();
+      lines.push(...parts.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)));
+      wake();
+    });
+    const line = async (n) => {
+      while (lines.length < n) await new Promise((resolve) => { wake = resolve; });
+      return lines[n - 1];
+    };
+    const { port } = await line(1);
+    await sleep(2800);
+    const pulled = await scrape(port, '/debug/pprof/profile?seconds=1');
+    assert.strictEqual(pulled.status, 200, 'a profile was pulled');
+    const { windows, live, own } = await line(2);
+    const metrics = parse((await scrape(port)).body);
+
+    // Each window holds rloop's own work as its spans say (the same clock, read at the switches).
+    const overlap = (w) => own.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(b, w.end) - Math.max(a, w.start)), 0);
+    const worked = windows.filter((w) => overlap(w) >= 1);
+    assert.ok(worked.length >= 2, `the capture's profile and the pulled one: ${JSON.stringify(own)}`);
+    const quiet = windows.slice(1).filter((w) => overlap(w) === 0).map((w) => w.unattributed.busyMs).sort((a, b) => a - b);
+    const idle = quiet[Math.floor(quiet.length / 2)];
+    for (const w of worked) {
+      const spans = overlap(w);
+      console.log(`# window ${w.seq}: rloop's own work ${spans.toFixed(1)} ms by its spans, thread.rloopMs ${w.thread.rloopMs?.toFixed(1)}, unattributed ${w.unattributed.busyMs.toFixed(1)} ms (idle: ${idle.toFixed(1)})`);
+      assert.ok(Math.abs(w.thread.rloopMs - spans) <= 0.5 + 0.02 * spans, JSON.stringify(w.thread));
+      assert.ok(w.thread.busyMs + w.thread.rloopMs <= w.durationMs + 0.01, 'apart, not inside busyMs');
+      // The app stays idle: its unattributed time is the idle app's and what capturing does
+      // around the profile, never the profile's start.
+      assert.ok(w.unattributed.busyMs < idle + 0.5 * w.thread.rloopMs + 5, JSON.stringify(w));
+    }
+    assert.ok(windows.every((w) => !(w.thread.rloopMs > 0) || overlap(w) > 0), 'no rloopMs outside its spans');
+
+    // The endpoint reads the same ledger: rloop's own time is a state of its own, not active.
+    const state = (s) => series(metrics, 'nodejs_eventloop_time_seconds_total', { thread: '0', nodejs_eventloop_state: s }) * 1000;
+    const sum = (f) => windows.reduce((total, w) => total + f(w), 0);
+    const rloopMs = sum((w) => w.thread.rloopMs ?? 0) + (live.thread.rloopMs ?? 0);
+    assert.ok(Math.abs(state('rloop') - rloopMs) <= 0.5, `metrics ${state('rloop')} ms, windows ${rloopMs} ms`);
+    const unattributed = series(metrics, 'rloop_scope_busy_seconds_total', { thread: '0', scope: '(unattributed)' }) * 1000;
+    const inWindows = sum((w) => w.unattributed.busyMs) + live.unattributed.busyMs;
+    assert.ok(unattributed >= inWindows - 0.5 && unattributed <= inWindows + 20, `metrics ${unattributed} ms unattributed, windows ${inWindows} ms`);
+    assert.ok(Math.abs(state('active') - unattributed) <= 0.5, 'the idle app has no scope: active is its unattributed time');
+    assert.ok(!metrics.some((m) => m.labels.scope === '(rloop)'), 'no scope series of it');
+  } finally {
+    app.kill();
+  }
 });

@@ -133,8 +133,11 @@ test(`no CPU quota: the stall's CPU time as the app measured it, throttled ${con
   assert.ok(r.report.elu.windows.every((w) => w.thread.cpuMs >= 0 && w.thread.cpuMs <= w.durationMs * 1.001), 'each window: its thread CPU time, never more than its span');
 });
 
+let gcRun = null; // one run of the app for the stall's GC and the windows'
+const runGc = () => (gcRun ??= run('gc', { flags: ['--expose-gc'] }));
+
 test('a forced GC in a scope: its kind and time, as Node\'s own gc entries say', async () => {
-  const r = await run('gc', { flags: ['--expose-gc'] });
+  const r = await runGc();
   const e = stallOf(r, 'collect');
   const start = e.at - r.timeOrigin;
   const inside = r.own.gc.filter((g) => g.startTime >= start && g.startTime + g.duration <= start + e.lagMs && g.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
@@ -150,4 +153,51 @@ test('a forced GC in a scope: its kind and time, as Node\'s own gc entries say',
   assert.match(line, /\(but [\d.]+ % of that time was garbage collection: major GC [\d,.]+ ms/, line);
   const html = renderHtml(r.report);
   assert.ok(plain(html.slice(html.indexOf('id="lag"'))).includes(`major GC ${ms(major.ms)}`), 'the Lag section says it');
+});
+
+test('a forced GC inside windows: their gc holds it by kind, as Node\'s own gc entries say, in the \'window\' event, liveWindow() and the report', { skip: process.platform === 'win32' && 'no GC callbacks on Windows' }, async () => {
+  const r = await runGc();
+  const collect = stallOf(r, 'collect');
+  const start = collect.at - r.timeOrigin;
+  const entry = r.own.gc.find((g) => g.startTime >= start && g.startTime + g.duration <= start + collect.lagMs && g.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
+  assert.ok(entry, JSON.stringify(r.own.gc));
+  const windows = r.own.windows;
+  assert.ok(windows.every((w) => Array.isArray(w.thread.gc)), 'each complete window says its collections ([] for none)');
+  // Node's collections, each clipped to [from, to] (epoch ms): its part there, by kind.
+  const KIND = { major: constants.NODE_PERFORMANCE_GC_MAJOR, minor: constants.NODE_PERFORMANCE_GC_MINOR, incremental: constants.NODE_PERFORMANCE_GC_INCREMENTAL, weakcb: constants.NODE_PERFORMANCE_GC_WEAKCB };
+  const nodeMs = (kind, from, to) => r.own.gc.filter((g) => g.kind === KIND[kind])
+    .reduce((sum, g) => sum + Math.max(0, Math.min(to, r.timeOrigin + g.startTime + g.duration) - Math.max(from, r.timeOrigin + g.startTime)), 0);
+  const kindMs = (w, kind) => w.thread.gc.find((g) => g.kind === kind)?.ms ?? 0;
+  // The windows the forced collection ran in hold it, each its part, as Node's entries say.
+  const gcFrom = r.timeOrigin + entry.startTime;
+  const gcTo = gcFrom + entry.duration;
+  const over = windows.filter((w) => w.end > gcFrom && w.start < gcTo);
+  assert.ok(over.length >= 1, `windows over the collection: ${JSON.stringify(windows.map((w) => [w.start, w.end]))}`);
+  for (const w of over) {
+    console.log(`# window ${w.seq} (${w.durationMs.toFixed(1)} ms): gc ${JSON.stringify(w.thread.gc)}; Node's major there ${nodeMs('major', w.start, w.end).toFixed(2)} ms`);
+    assert.ok(Math.abs(kindMs(w, 'major') - nodeMs('major', w.start, w.end)) <= 1, `window ${w.seq}: rloop ${kindMs(w, 'major')} ms, Node ${nodeMs('major', w.start, w.end)} ms`);
+    assert.ok(kindMs(w, 'major') <= w.durationMs + 0.01, 'no more than the window');
+    assert.deepStrictEqual(w.thread.gc.map((g) => g.ms), w.thread.gc.map((g) => g.ms).sort((a, b) => b - a), 'longest first');
+  }
+  const overMs = over.reduce((sum, w) => sum + kindMs(w, 'major'), 0);
+  assert.ok(overMs >= entry.duration - 1, `the forced collection, ${entry.duration} ms: ${overMs} ms in its windows`);
+  const ended = windows.find((w) => w.start <= gcTo && gcTo <= w.end);
+  assert.ok(ended.thread.gc.find((g) => g.kind === 'major')?.count >= 1, 'counted in the window it ended in');
+  // Over all the windows, every kind as Node says (each collection within a ms).
+  const from = windows[0].start;
+  const to = windows[windows.length - 1].end;
+  for (const kind of Object.keys(KIND)) {
+    const rloopMs = windows.reduce((sum, w) => sum + kindMs(w, kind), 0);
+    const n = r.own.gc.filter((g) => g.kind === KIND[kind]).length;
+    assert.ok(Math.abs(rloopMs - nodeMs(kind, from, to)) <= Math.max(1, n * 0.5), `${kind}: rloop ${rloopMs} ms, Node ${nodeMs(kind, from, to)} ms over ${n} collections`);
+  }
+  // The same wherever a window is read.
+  const recorded = r.report.elu.windows.find((w) => w.seq === ended.seq);
+  assert.deepStrictEqual(recorded?.thread.gc, ended.thread.gc, "the report's window says what the 'window' event did");
+  const live = windows.find((w) => w.seq === r.own.last.seq);
+  assert.deepStrictEqual(r.own.last.thread.gc, live?.thread.gc, "liveWindow().last says what the 'window' event did");
+  // The page's ELU timeline says it in the window's tooltip, where it says the thread's CPU.
+  const tips = [...renderHtml(r.report).matchAll(/data-tip="([^"]*)"/g)].map((m) => m[1]).filter((t) => t.includes('thread CPU'));
+  const gcMs = ended.thread.gc.reduce((sum, g) => sum + g.ms, 0);
+  assert.ok(tips.some((t) => t.includes(`garbage collection ${ms(gcMs)}: `) && t.includes(`major GC ${ms(kindMs(ended, 'major'))}`)), tips.join('\n---\n'));
 });

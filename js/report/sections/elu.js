@@ -148,6 +148,7 @@ function stackedTimeline(ctx, elu, windows) {
       ...(c.partial ? ['the capture ended inside this window: its part, from the capture\'s totals'] : []),
       ...(c.early > 0 ? [`the window began ${num(c.early, 2)} s before the capture`] : []),
       ...(c.cpu?.windows > 0 ? [`thread CPU ${ms(c.cpu.cpuMs)}${c.cpu.throttledMs >= 0.5 ? `, throttled ${ms(c.cpu.throttledMs)}` : ''}`] : []),
+      ...(c.cpu?.gcMs >= 0.5 ? [`garbage collection ${ms(c.cpu.gcMs)}: ${taken.gcWords(c.cpu.gc)}`] : []),
       ...(c.rloopMs > 0 ? [`left out: ${ms(c.rloopMs)} of rloop's own work (its CPU profiles starting and stopping)`] : []),
       ...parts.map(([j, b]) => `${series[j].label}: ${num(c.durationMs > 0 ? (100 * b) / c.durationMs : 0, 1)} % (${ms(b)})`),
     ]);
@@ -169,6 +170,7 @@ function render(ctx) {
     + `<span>windows <b>${num(windows.length)}</b></span>`
     + (cpu.windows > 0 ? `<span>thread CPU <b>${ms(cpu.cpuMs)}</b></span><span>busy, not running <b>${ms(cpu.notRanMs)}</b></span>` : '')
     + (cpu.throttledMs >= 0.5 ? `<span>throttled <b>${ms(cpu.throttledMs)}</b></span>` : '')
+    + (cpu.gcMs >= 0.5 ? `<span>garbage collection <b>${ms(cpu.gcMs)}</b></span>` : '')
     + (elu.thread?.rloopMs > 0 ? `<span>rloop's own work, left out <b>${ms(elu.thread.rloopMs)}</b></span>` : '') + '</p>'
     + (cpu.notRanMs >= 1 ? `<p class="muted">${esc(taken.windowWords(cpu).replace(/^t/, 'T'))}: the busy times below count it as the scopes' own.</p>` : '');
   const timelinePart = windows.length > 0

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{add, delta, Aggregator, KeyOwner, Ledger, Reading, UNATTRIBUTED};
+use super::{add, delta, Aggregator, KeyOwner, Ledger, Reading, RLOOP, UNATTRIBUTED};
 
 impl Aggregator {
     /// Binds key slot `slot` to (`scope`, `key`), retiring what its previous key was charged
@@ -62,11 +62,11 @@ impl Aggregator {
         Ok(())
     }
 
-    /// The scope a slot is charged to now.
+    /// The scope a slot is charged to now; rloop's own work is in none (unattributed).
     pub fn scope_of(&self, slot: usize) -> usize {
         match slot.checked_sub(self.cfg.key_base()).and_then(|j| self.key_owner.get(j)) {
             Some(owner) => owner.as_ref().map_or(UNATTRIBUTED, |o| o.scope),
-            None if slot < self.scopes() => slot,
+            None if slot < self.scopes() && slot != RLOOP => slot,
             None => UNATTRIBUTED,
         }
     }

@@ -36,6 +36,25 @@ fn window_sums_scopes_and_unattributed_and_includes_running_time() {
 }
 
 #[test]
+fn rloops_own_work_is_apart_no_scope_and_not_the_apps_busy_time() {
+    let m = Memory::new(cfg().slots());
+    let l = m.ledger();
+    let mut a = Aggregator::new(cfg(), 0.0);
+    let x = a.add_scope("x");
+    m.switch_to(UNATTRIBUTED, 0.0);
+    m.switch_to(RLOOP, 10.0); // a profile starting
+    m.switch_to(x, 40.0);
+    l.close_running(50.0);
+    let w = a.close(&l, 100.0, None);
+    assert_eq!((w.busy_ms, w.rloop_ms, w.unattributed.busy_ms), (20.0, 30.0, 10.0));
+    assert_eq!(w.scopes.iter().map(|s| &*s.name).collect::<Vec<_>>(), ["x"]);
+    assert_eq!(a.scope_of(RLOOP), UNATTRIBUTED, "a stall in it is in no scope");
+    let totals = serde_json::to_value(Totals::read(&a, &l, 100.0)).unwrap();
+    assert_eq!(totals["thread"], serde_json::json!({ "busyMs": 20.0, "rloopMs": 30.0 }));
+    assert_eq!(totals["scopes"].as_array().unwrap().len(), 1);
+}
+
+#[test]
 fn binding_and_a_close_under_the_lock_wait_on_no_name() {
     // The lookout thread names a window's scopes outside the monitor's lock, reading the name
     // table a chunk at a time; what runs under the lock must not wait on that table.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
 
-use super::{add, delta, Aggregator, Ledger, Reading};
+use super::{add, delta, Aggregator, Ledger, Reading, RLOOP, UNATTRIBUTED};
 
 impl Aggregator {
     /// Busy time and calls per scope index since start, the current window included.
@@ -73,12 +73,15 @@ impl Serialize for Totals {
                 m.end()
             }
         }
-        let (unattributed, rest) = self.all.split_first().expect("unattributed comes first");
+        let unattributed = &self.all[UNATTRIBUTED];
+        let rloop_ms = self.all[RLOOP].1.busy_ms;
+        // rloop's own work is no scope and not the app's busy time: said apart, as windows do.
+        let rest: Vec<&(Arc<str>, Reading)> = self.all.iter().enumerate().filter(|&(i, _)| i != UNATTRIBUTED && i != RLOOP).map(|(_, s)| s).collect();
         let busy_ms = unattributed.1.busy_ms + rest.iter().map(|s| s.1.busy_ms).sum::<f64>();
-        let mut scopes: Vec<&(Arc<str>, Reading)> = rest.iter().filter(|(_, r)| r.busy_ms > 0.0 || r.calls > 0.0).collect();
+        let mut scopes: Vec<&(Arc<str>, Reading)> = rest.into_iter().filter(|(_, r)| r.busy_ms > 0.0 || r.calls > 0.0).collect();
         scopes.sort_by(|a, b| b.1.busy_ms.total_cmp(&a.1.busy_ms));
         let mut m = ser.serialize_map(Some(4))?;
-        m.serialize_entry("thread", &json!({ "busyMs": busy_ms }))?;
+        m.serialize_entry("thread", &json!({ "busyMs": busy_ms, "rloopMs": rloop_ms }))?;
         m.serialize_entry("unattributed", &Scope(&unattributed.0, unattributed.1))?;
         m.serialize_entry("scopes", &scopes.iter().map(|(name, r)| Scope(name, *r)).collect::<Vec<_>>())?;
         m.serialize_entry("scopesOverflowed", &self.scopes_overflowed)?;
