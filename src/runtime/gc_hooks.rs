@@ -1,10 +1,10 @@
 //! V8's GC callbacks on a monitored thread, for the collections inside a stall and a window
 //! (src/stalls/gc.rs) and the heap after them (src/runtime/heap_after_gc.rs). N-API has none,
-//! and Node's 'gc' performance entries reach JS through a setImmediate the app's own async hooks would see. Node exports V8's API for addons: it is
-//! looked up by name as a monitor attaches. A C++ name spells the function's signature, so a V8
-//! whose functions changed has no symbol of that name, and a stall's and a window's GC are
-//! then unknown, never misread. Not on Windows, whose names are another compiler's: unknown
-//! there.
+//! and Node's 'gc' performance entries reach JS through a setImmediate the app's own async
+//! hooks would see. Node exports V8's API for addons: it is looked up by name as a monitor
+//! attaches. A C++ name spells the function's signature, so a V8 whose functions changed has no
+//! symbol of that name, and a stall's and a window's GC, and the heap after GCs, are then
+//! unknown, never misread. Not on Windows, whose names are another compiler's: unknown there.
 
 use std::sync::Arc;
 
