@@ -11,12 +11,13 @@
 // - an entry of a scope from a frame that holds nothing but rloop's store, with a scope or no
 //   context in it, takes the frame made for that scope from that same frame last time, from the
 //   scope's second entry from it on (a scope entered once keeps no frame). Such frames hold no app
-//   data and no key's context, so what they keep alive is bounded by maxScopes.
+//   data and no key's context, so what they keep alive is bounded by maxScopes;
+// - a frame it does make (every keyed entry makes one) is built as an empty Map of that class and
+//   filled with what enterWith() would put in it (frameOf()), without the garbage of its copy.
 // The class is Node's internal: it is learnt as the monitor starts, from the frame AsyncResource's
 // constructor reads (stopped at its first store, before it takes an asyncId or tells a hook: see
-// learn()), and checked against what enterWith() does; where it is not found every entry is an
-// enterWith(), as before. An app whose only async work is awaits gave no callback to learn it from
-// (each scope() then copied two frames; bench/memory.md measures what that cost).
+// learn()), and checked to be what getStore() reads; where it is not found every entry is an
+// enterWith().
 
 const { AsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 
