@@ -81,10 +81,12 @@ function scopeName(name) {
   return name;
 }
 
+const SCOPE_OPTIONS = Object.freeze(['key']);
+
 /** The `key` of scope()/enter() options as a string, or undefined. */
 function scopeKey(options) {
   if (options === undefined) return undefined; // the common case, per request: no allocation
-  const { key } = knownOnly('scope', plainObject('scope options', options), ['key']);
+  const { key } = knownOnly('scope', plainObject('scope options', options), SCOPE_OPTIONS);
   if (key === undefined) return undefined;
   if (typeof key !== 'string' && typeof key !== 'number') {
     throw new TypeError(`rloop: option 'key' must be a string or a number, got ${describe(key)}`);

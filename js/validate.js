@@ -47,10 +47,16 @@ function plainObject(name, value) {
   return value;
 }
 
-/** `given` itself; throws a TypeError naming the first key neither in `known` nor in `aliases`. */
-function knownOnly(what, given, known, aliases = []) {
-  const unknown = Object.keys(given).find((k) => !known.includes(k) && !aliases.includes(k));
-  if (unknown !== undefined) throw new TypeError(`rloop: unknown ${what} option '${unknown}' (known: ${known.join(', ')})`);
+const NO_ALIASES = Object.freeze([]);
+
+/**
+ * `given` itself; throws a TypeError naming the first own key neither in `known` nor in
+ * `aliases`. Allocates nothing: scope() checks its options on every call.
+ */
+function knownOnly(what, given, known, aliases = NO_ALIASES) {
+  for (const k in given) {
+    if (Object.hasOwn(given, k) && !known.includes(k) && !aliases.includes(k)) throw new TypeError(`rloop: unknown ${what} option '${k}' (known: ${known.join(', ')})`);
+  }
   return given;
 }
 

@@ -11,12 +11,13 @@
 // - an entry of a scope from a frame that holds nothing but rloop's store, with a scope or no
 //   context in it, takes the frame made for that scope from that same frame last time, from the
 //   scope's second entry from it on (a scope entered once keeps no frame). Such frames hold no app
-//   data and no key's context, so what they keep alive is bounded by maxScopes.
+//   data and no key's context, so what they keep alive is bounded by maxScopes;
+// - a frame it does make (every keyed entry makes one) is built as an empty Map of that class and
+//   filled with what enterWith() would put in it (frameOf()), without the garbage of its copy.
 // The class is Node's internal: it is learnt as the monitor starts, from the frame AsyncResource's
 // constructor reads (stopped at its first store, before it takes an asyncId or tells a hook: see
-// learn()), and checked against what enterWith() does; where it is not found every entry is an
-// enterWith(), as before. An app whose only async work is awaits gave no callback to learn it from
-// (each scope() then copied two frames; bench/memory.md measures what that cost).
+// learn()), and checked to be what getStore() reads; where it is not found every entry is an
+// enterWith().
 
 const { AsyncResource, AsyncLocalStorage } = require('node:async_hooks');
 
@@ -96,9 +97,9 @@ function restore(ctx) {
 function put(ctx, from = ContextFrame?.current()) {
   if (ContextFrame === null) return store.enterWith(valueOf(ctx));
   if (ctx.enteredFrom === from && ctx.madeFrame !== undefined) return ContextFrame.set(ctx.madeFrame);
-  store.enterWith(valueOf(ctx));
-  const frame = ContextFrame.current();
+  const frame = frameOf(valueOf(ctx), from);
   frame[CONTEXT] = ctx;
+  ContextFrame.set(frame);
   if (ctx.key === undefined && plain(from)) {
     if (ctx.enteredFrom === from) ctx.madeFrame = frame;
     else {
@@ -106,6 +107,23 @@ function put(ctx, from = ContextFrame?.current()) {
       ctx.madeFrame = undefined;
     }
   }
+}
+
+/**
+ * The frame enterWith(value) would make over `from`: its stores, rloop's holding `value`. Built
+ * as an empty Map of Node's class and filled, not by the class's constructor, which copies
+ * `from` through its iterator (an array per store and the iterator's results: 40 % of the bytes
+ * a keyed entry allocated).
+ */
+function frameOf(value, from) {
+  const frame = Reflect.construct(Map, [], ContextFrame);
+  if (from !== undefined) from.forEach(copyTo, frame);
+  frame.set(store, value);
+  return frame;
+}
+
+function copyTo(value, key) {
+  this.set(key, value);
 }
 
 /** A frame of rloop's store alone, holding a scope's context or none. */
@@ -121,8 +139,8 @@ const STOP = Symbol('rloop.stop');
 // Node's AsyncContextFrame class, or null: the frame in force (rloop's store was just entered) as
 // AsyncResource's constructor stores it on the new resource, which a prototype that is a Proxy
 // sees. The constructor is stopped at that first store, before it takes an asyncId or calls any
-// hook: the app sees nothing (test/attribution/frames.test.js). Kept only if enterWith() makes its current()
-// an instance holding the value, and its set() puts the frame before back, as found.
+// hook: the app sees nothing (test/attribution/frames.test.js). Kept only if a frame built as
+// frameOf() builds one, once set(), is what getStore() reads, and set() puts the frame before back.
 function learn() {
   let frame;
   function Probe() {}
@@ -138,12 +156,13 @@ function learn() {
     if (e !== STOP) return null;
   }
   const C = typeof frame === 'object' && frame !== null ? frame.constructor : undefined;
-  if (typeof C?.current !== 'function' || typeof C.set !== 'function' || C.current() !== frame) return null;
-  store.enterWith(PROBE);
-  const mine = C.current();
-  const made = mine instanceof C && mine !== frame && typeof mine.get === 'function' && mine.get(store) === PROBE;
+  if (typeof C?.current !== 'function' || typeof C.set !== 'function' || C.current() !== frame || typeof frame.forEach !== 'function') return null;
+  ContextFrame = C;
+  C.set(frameOf(PROBE, frame));
+  const seen = store.getStore() === PROBE;
   C.set(frame);
-  return made && C.current() === frame && store.getStore() !== PROBE ? C : null;
+  ContextFrame = null;
+  return seen && C.current() === frame && store.getStore() !== PROBE ? C : null;
 }
 
 module.exports = { NEVER, use, context, contextIn, enter, restore, put };

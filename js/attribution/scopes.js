@@ -4,7 +4,7 @@
 // of key slots.
 
 const hooks = require('./hooks');
-const { OTHER, FIRST_SCOPE } = require('./ledger');
+const { UNATTRIBUTED, OTHER, FIRST_SCOPE } = require('./ledger');
 const { OUTSIDE_CALLBACKS, FULL } = require('./timeline');
 
 const OTHER_NAME = '(other)';
@@ -20,7 +20,10 @@ class Scopes {
   #other = new Map(); // automatic -> the one context of every name past maxScopes: '(other)'
   #full = false; // the addon holds maxScopes names: it looks every name up from then on
   #keyBase;
-  #keyScopes = []; // key slot - keyBase -> the scope of the key bound to it; grows as the ring first reaches a slot
+  // key slot - keyBase -> the slot of the scope of the key bound to it, UNATTRIBUTED before any:
+  // outside V8's heap, and of the ring's size from the start, as a JS array grown with the ring
+  // was copied and kept through scavenges while keyed scopes begin.
+  #keyScopes;
   #nextKey = 0;
 
   /** `native`: the monitor's NativeMonitor; `options`: start()'s. */
@@ -30,6 +33,7 @@ class Scopes {
     this.#rescopeNative = native.keyRescoper();
     this.#keySlots = keySlots;
     this.#keyBase = FIRST_SCOPE + maxScopes;
+    this.#keyScopes = new Int32Array(keySlots).fill(UNATTRIBUTED);
   }
 
   /** Slots of the ledger: the built-in ones, the scopes', then the keys'. */
@@ -89,7 +93,7 @@ class Scopes {
     if (!hooks.owns(ctx)) return this.#bindKey(scope, ctx.key);
     this.#rescopeNative(ctx.slot, scope.slot);
     hooks.moveKey(ctx, scope);
-    this.#keyScopes[ctx.slot - this.#keyBase] = scope;
+    this.#keyScopes[ctx.slot - this.#keyBase] = scope.slot;
     return ctx;
   }
 
@@ -99,7 +103,7 @@ class Scopes {
     // Never rebind the slot being charged right now (a key entered inside its own callback).
     if (this.#keyBase + j === hooks.running()) j = this.#nextKey++ % n;
     const ctx = hooks.keyContext(this.#keyBase + j, scope, key); // late work of the slot's old key goes to its scope
-    this.#keyScopes[j] = scope;
+    this.#keyScopes[j] = scope.slot;
     this.#bindNative(ctx.slot, scope.slot, key);
     return ctx;
   }
@@ -109,7 +113,8 @@ class Scopes {
     if (slot === OUTSIDE_CALLBACKS) return false;
     if (slot === FULL) return NOT_RECORDED;
     if (slot === OTHER) return OTHER_NAME;
-    return this.#bySlot[slot]?.name ?? this.#keyScopes[slot - this.#keyBase]?.name ?? null;
+    if (slot >= this.#keyBase) return this.nameOf(this.#keyScopes[slot - this.#keyBase] ?? UNATTRIBUTED);
+    return this.#bySlot[slot]?.name ?? null;
   }
 
   /** The names of the HTTP route scopes (js/auto/http.js). */
