@@ -24,6 +24,9 @@ pub struct ScopeWindow {
     pub calls: f64,
     /// Its entry in the window's key table, if any of its work was keyed.
     pub keys: Option<u32>,
+    /// Of its busy time, what the thread ran: closed windows whose thread CPU time is known
+    /// (src/attribution/scope_cpu.rs).
+    pub cpu_ms: Option<f64>,
 }
 
 /// One window: busy time per scope between `start` and `end` (monitored thread's clock, ms).
@@ -87,6 +90,7 @@ impl Pending {
             busy_ms: r.busy_ms,
             calls: r.calls,
             keys: key_stats.remove(&index).map(|(stats, worst)| keys.push(stats, worst.iter().map(|(k, b)| (&**k, *b)))),
+            cpu_ms: None,
         });
         keys.shrink();
         let mut scopes = all.split_off(1);
@@ -224,9 +228,12 @@ impl Serialize for Scope<'_> {
         m.serialize_entry("name", &*s.name)?;
         m.serialize_entry("elu", &elu(s.busy_ms, self.duration))?;
         m.serialize_entry("busyMs", &s.busy_ms)?;
+        if let Some(c) = s.cpu_ms {
+            m.serialize_entry("cpuMs", &c)?;
+        }
         m.serialize_entry("calls", &s.calls)?;
         if let Some(k) = self.w.keys_of(s) {
-            m.serialize_entry("keys", &KeysJson(k))?;
+            m.serialize_entry("keys", &k)?;
         }
         m.end()
     }
@@ -240,39 +247,6 @@ struct Scopes<'a> {
 impl Serialize for Scopes<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         ser.collect_seq(self.w.scopes.iter().map(|s| Scope { s, w: self.w, duration: self.duration }))
-    }
-}
-
-struct KeysJson<'a>(Keys<'a>);
-
-impl Serialize for KeysJson<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let k = self.0.stats;
-        let mut m = ser.serialize_map(Some(6))?;
-        m.serialize_entry("count", &k.count)?;
-        m.serialize_entry("dropped", &k.dropped)?;
-        m.serialize_entry("p50Ms", &k.p50_ms)?;
-        m.serialize_entry("p99Ms", &k.p99_ms)?;
-        m.serialize_entry("maxMs", &k.max_ms)?;
-        m.serialize_entry("worst", &Worst(self.0))?;
-        m.end()
-    }
-}
-
-struct Worst<'a>(Keys<'a>);
-
-impl Serialize for Worst<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        struct One<'a>(&'a str, f64);
-        impl Serialize for One<'_> {
-            fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-                let mut m = ser.serialize_map(Some(2))?;
-                m.serialize_entry("key", self.0)?;
-                m.serialize_entry("busyMs", &self.1)?;
-                m.end()
-            }
-        }
-        ser.collect_seq(self.0.worst().map(|(k, b)| One(k, b)))
     }
 }
 
@@ -299,7 +273,7 @@ mod tests {
 
     #[test]
     fn written_straight_out_a_window_has_its_public_shape() {
-        let scope = |index, name: &str, busy_ms, keys| ScopeWindow { index, name: Arc::from(name), busy_ms, calls: 2.0, keys };
+        let scope = |index, name: &str, busy_ms, keys| ScopeWindow { index, name: Arc::from(name), busy_ms, calls: 2.0, keys, cpu_ms: Some(busy_ms / 2.0) };
         let mut keys = KeyTable::default();
         let route = keys.push(KeyStats { count: 3, dropped: 1, p50_ms: 1.5, p99_ms: 4.0, max_ms: 4.0 }, [("k\"1", 4.0)]);
         let w = Window {
@@ -318,8 +292,8 @@ mod tests {
         let expected = json!([{
             "seq": 7, "start": 1100.0, "end": 1300.0, "durationMs": 200.0, "merged": 2,
             "thread": { "elu": 0.75, "busyMs": 150.0, "cpuMs": 120.0, "throttledMs": 25.0 },
-            "unattributed": { "name": "(unattributed)", "elu": 0.25, "busyMs": 50.0, "calls": 2.0 },
-            "scopes": [{ "name": "route", "elu": 0.5, "busyMs": 100.0, "calls": 2.0,
+            "unattributed": { "name": "(unattributed)", "elu": 0.25, "busyMs": 50.0, "cpuMs": 25.0, "calls": 2.0 },
+            "scopes": [{ "name": "route", "elu": 0.5, "busyMs": 100.0, "cpuMs": 50.0, "calls": 2.0,
                 "keys": { "count": 3, "dropped": 1, "p50Ms": 1.5, "p99Ms": 4.0, "maxMs": 4.0, "worst": [{ "key": "k\"1", "busyMs": 4.0 }] } }],
             "lag": { "stretches": 4, "stalls": 1, "p50Ms": 2.0, "p99Ms": 60.0, "maxMs": 61.0 },
         }]);

@@ -155,6 +155,7 @@ fn merge_scope(a: (&Window, Option<&ScopeWindow>), b: (&Window, Option<&ScopeWin
         name: first.name.clone(),
         busy_ms: x.map_or(0.0, |s| s.busy_ms) + y.map_or(0.0, |s| s.busy_ms),
         calls: x.map_or(0.0, |s| s.calls) + y.map_or(0.0, |s| s.calls),
+        cpu_ms: cpu_of(a).zip(cpu_of(b)).map(|(p, q)| p + q),
         keys: match keyed {
             (Some(p), Some(q)) => {
                 let (stats, worst) = merge_keys(p, q);
@@ -164,6 +165,12 @@ fn merge_scope(a: (&Window, Option<&ScopeWindow>), b: (&Window, Option<&ScopeWin
             (None, None) => None,
         },
     }
+}
+
+/// A scope's CPU time in one of two windows merged: none in a window it was not charged in
+/// whose thread CPU time is known.
+fn cpu_of((w, s): (&Window, Option<&ScopeWindow>)) -> Option<f64> {
+    s.map_or(w.ran.map(|_| 0.0), |s| s.cpu_ms)
 }
 
 fn merge_keys<'k>(a: Keys<'k>, b: Keys<'k>) -> (KeyStats, Vec<(&'k str, f64)>) {

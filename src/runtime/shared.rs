@@ -11,6 +11,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::attribution::aggregator::{Aggregator, Config, Window};
 use crate::attribution::ledger::Ledger;
+use crate::attribution::scope_cpu::{self, ScopeCpu};
 use crate::capture::recording::Recording;
 use crate::metrics::{Gc, SlowIo};
 use crate::stalls::event::stall_event;
@@ -52,6 +53,8 @@ struct State {
     next_recording: u32,
     /// The thread's usage as the current window began (`None`: unknown).
     window_usage: Option<Usage>,
+    /// What the lookout thread's readings saw of the CPU each scope got in the current window.
+    scope_cpu: ScopeCpu,
 }
 
 impl Shared {
@@ -60,7 +63,7 @@ impl Shared {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
         let (started, slow_io, meter) = (clock.now(), SlowIo::default(), Meter::current());
-        let state = State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1, window_usage: meter.read(started) };
+        let state = State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1, window_usage: meter.read(started), scope_cpu: ScopeCpu::default() };
         Arc::new(Shared { thread_id, clock, meter, stall_gc: StallGc::default(), started, slow_io, gc: Gc::default(), state: Mutex::new(state) })
     }
 
@@ -166,9 +169,10 @@ impl Shared {
     /// The lookout thread's look at this loop: `Some(wake)` when a stall is first noticed.
     pub(crate) fn look(&self) -> Option<f64> {
         let mut st = self.state.lock();
-        let State { ledger, lag, .. } = &mut *st;
+        let State { ledger, agg, lag, scope_cpu, .. } = &mut *st;
         let (ledger, lag) = (ledger.as_ref()?, lag.as_mut()?);
         let now = self.clock.now();
+        scope_cpu.read(ledger, agg, now, |busy| busy.then(|| self.meter.cpu()?.ms()).flatten());
         let Some((slot, _)) = ledger.running() else {
             // Kept only if the loop stayed idle through the reading: no stretch can end while
             // the lock is held, so one that began since is still running.
@@ -217,20 +221,27 @@ impl Shared {
     pub(crate) fn tick(&self) -> Option<f64> {
         let (begun, next) = {
             let mut st = self.state.lock();
-            let State { ledger, agg, lag, window_usage, .. } = &mut *st;
+            let State { ledger, agg, lag, window_usage, scope_cpu, .. } = &mut *st;
             let ledger = ledger.as_ref()?;
             let now = self.clock.now();
             let begun = (now >= agg.due()).then(|| {
                 let pending = agg.close_begin(ledger, now);
-                let ran = self.ran_since(window_usage, pending.end);
-                (pending, lag.as_mut().map(Lag::close_window), ran)
+                let mut usage = None;
+                scope_cpu.read(ledger, agg, pending.end, |_| {
+                    usage = self.meter.read(pending.end);
+                    usage.map(|u| u.cpu_ms)
+                });
+                let ran = window_usage.zip(usage).map(|(a, b)| Ran::between(&a, &b));
+                *window_usage = usage;
+                (pending, lag.as_mut().map(Lag::close_window), ran, scope_cpu.take())
             });
             (begun, agg.due() - now + monotonic_ms())
         };
-        if let Some((pending, lag, ran)) = begun {
+        if let Some((pending, lag, ran, seen)) = begun {
             let scratch = pending.scratch_bytes();
             let mut window = pending.finish(lag);
             window.ran = ran;
+            scope_cpu::fit(&mut window, &seen, ran);
             let mut st = self.state.lock();
             let (w, evicted) = st.agg.close_end(window);
             for (_, r) in st.recordings.iter_mut() {
@@ -242,14 +253,6 @@ impl Shared {
             malloc::give_back_in_time(freed + malloc::lasting(scratch));
         }
         Some(next)
-    }
-
-    /// What the thread got since `base` was read, until `at`; `base` becomes the reading at `at`.
-    fn ran_since(&self, base: &mut Option<Usage>, at: f64) -> Option<Ran> {
-        let now = self.meter.read(at);
-        let ran = base.zip(now).map(|(a, b)| Ran::between(&a, &b));
-        *base = now;
-        ran
     }
 
     /// What `rloop.threads()` says of this thread, `{ threadId, windowMs, current, last }` with
