@@ -36,15 +36,17 @@ function keyStats(windows) {
 
 function scopeTable(ctx, elu, windows) {
   const keys = keyStats(windows);
+  const ran = new Map(taken.ofScopes(windows).map((s) => [s.name, s]));
   const scopes = list(elu.scopes);
   const threadMs = Number(elu.thread?.busyMs) || 0;
   const top = Math.max(maxOf(scopes, (s) => s.elu), Number(elu.unattributed?.elu) || 0, 1e-9); // bars relative to the busiest
   const row = (name, s, label) => {
     const k = keys.get(name);
     const worst = k ? [...k.worst].sort((a, b) => b[1] - a[1]).slice(0, WORST_KEYS) : [];
+    const note = taken.ranWords(ran.get(name));
     return [
       `${ctx.swatch(name)}${label}`,
-      [ms(s.busyMs), s.busyMs],
+      [ms(s.busyMs) + (note ? ` <span class="muted" title="of its busy time in the windows, what the thread ran: the rest was CPU taken away">${esc(note)}</span>` : ''), s.busyMs],
       [bar(s.elu / top, pct(s.elu)), s.elu],
       [pct(threadMs > 0 ? s.busyMs / threadMs : 0), threadMs > 0 ? s.busyMs / threadMs : 0],
       [num(s.calls), s.calls],
