@@ -99,7 +99,7 @@ pub fn fit(window: &mut Window, seen: &[Seen], ran: Option<Ran>) {
         .collect();
     let sure: f64 = parts.iter().map(|p| p.0).sum();
     let rest: f64 = parts.iter().map(|p| p.1).sum();
-    let fits = |part: f64, within: f64| if part > within { within.max(0.0) / part } else { 1.0 };
+    let fits = |part: f64, within: f64| if part > within.max(0.0) { within.max(0.0) / part } else { 1.0 };
     let (of_sure, of_rest) = (fits(sure, ran.cpu_ms), fits(rest, ran.cpu_ms - sure));
     let scopes = std::iter::once(&mut window.unattributed).chain(&mut window.scopes);
     for (s, (sure, rest)) in scopes.zip(parts) {
@@ -172,5 +172,7 @@ mod tests {
         let mut w = window(&[(0, 0.0), (2, 600.0)]);
         fit(&mut w, &seen, Some(Ran { cpu_ms: 1000.0, throttled_ms: None }));
         assert_eq!(cpu(&w), [0.0, 590.0], "never more than its busy time");
+        fit(&mut w, &seen, Some(Ran { cpu_ms: 59.0, throttled_ms: None }));
+        assert_eq!(cpu(&w), [0.0, 59.0], "all of it looked, and less than that: fits too");
     }
 }
