@@ -239,6 +239,30 @@ mod tests {
     }
 
     #[test]
+    fn merged_a_scopes_cpu_time_is_summed_and_none_where_it_was_not_charged_but_known() {
+        use crate::runtime::cpu::Ran;
+        let scope = |index, busy_ms, cpu_ms| ScopeWindow { index, name: Arc::from(format!("s{index}")), busy_ms, calls: 1.0, keys: None, cpu_ms };
+        let window = |scopes: Vec<ScopeWindow>, known: bool| Window {
+            seq: 1,
+            start: 0.0,
+            end: 10.0,
+            busy_ms: 0.0,
+            unattributed: scope(0, 1.0, known.then_some(1.0)),
+            scopes,
+            lag: None,
+            ran: known.then_some(Ran { cpu_ms: 9.0, throttled_ms: None }),
+            merged: 1,
+            keys: KeyTable::default(),
+        };
+        let (a, b) = (window(vec![scope(2, 6.0, Some(3.0))], true), window(vec![scope(3, 4.0, Some(2.0))], true));
+        let m = merge(&a, &b);
+        let cpu: Vec<_> = std::iter::once(&m.unattributed).chain(&m.scopes).map(|s| (s.index, s.cpu_ms)).collect();
+        assert_eq!(cpu, [(0, Some(2.0)), (2, Some(3.0)), (3, Some(2.0))]);
+        let m = merge(&a, &window(vec![], false));
+        assert_eq!((m.unattributed.cpu_ms, m.scopes[0].cpu_ms), (None, None), "one half unknown: unknown");
+    }
+
+    #[test]
     fn stalls_past_the_cap_are_counted() {
         let mut r = Recording::new(None);
         for i in 0..MAX_EVENTS + 5 {
