@@ -44,7 +44,10 @@ function withoutOwn(part, own, from, to, durationMs) {
   const ms = Math.min(overlap, part.unattributed.busyMs);
   if (!(ms > 0)) return part;
   const less = (b) => ({ ...b, busyMs: b.busyMs - ms, elu: durationMs > 0 ? Math.min(1, (b.busyMs - ms) / durationMs) : 0 });
-  return { ...part, thread: { ...less(part.thread), rloopMs: round(ms, 1) }, unattributed: less(part.unattributed) };
+  const unattributed = less(part.unattributed);
+  // A scope entry's CPU time stays within its busy time (the thread's counts time outside callbacks too).
+  if (Number.isFinite(unattributed.cpuMs)) unattributed.cpuMs = Math.min(unattributed.cpuMs, unattributed.busyMs);
+  return { ...part, thread: { ...less(part.thread), rloopMs: round(ms, 1) }, unattributed };
 }
 
 /**

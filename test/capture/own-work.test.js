@@ -108,7 +108,7 @@ test('a report leaves rloop\'s own work out of its windows and totals, never bel
   const busy = (busyMs, durationMs) => ({ busyMs, elu: busyMs / durationMs });
   const window = (seq, start, threadMs, unattributedMs) => ({
     seq, start, end: start + 1000, durationMs: 1000,
-    thread: busy(threadMs, 1000), unattributed: { name: '(unattributed)', ...busy(unattributedMs, 1000), calls: 1 },
+    thread: busy(threadMs, 1000), unattributed: { name: '(unattributed)', ...busy(unattributedMs, 1000), cpuMs: unattributedMs - 1, calls: 1 },
     scopes: [{ name: 'job', ...busy(threadMs - unattributedMs, 1000), calls: 1 }],
   });
   const totals = (threadMs, unattributedMs) => ({ thread: { busyMs: threadMs }, unattributed: { busyMs: unattributedMs, calls: 1 }, scopes: [{ name: 'job', busyMs: threadMs - unattributedMs, calls: 1 }] });
@@ -129,6 +129,7 @@ test('a report leaves rloop\'s own work out of its windows and totals, never bel
   assert.deepStrictEqual([w1.thread.busyMs, w1.unattributed.busyMs, w1.thread.rloopMs], [10, 5, 100]);
   assert.deepStrictEqual([w2.thread, w2.unattributed.busyMs], [busy(30, 1000), 5], 'a window without rloop\'s work is as it was');
   assert.deepStrictEqual([w3.thread.busyMs, w3.unattributed.busyMs, w3.thread.rloopMs], [50, 0, 60], 'never more than was unattributed');
+  assert.deepStrictEqual([w1.unattributed.cpuMs, w2.unattributed.cpuMs, w3.unattributed.cpuMs], [5, 4, 0], 'what it ran stays within what is left');
   assert.strictEqual(w3.scopes[0].busyMs, 50, 'the scopes keep their time');
   // The totals: 250 ms in all, 220 unattributed; 250 ms of rloop's own work, at most the 220.
   assert.deepStrictEqual(r.elu.thread, { busyMs: 30, elu: 0.01, rloopMs: 220 });
