@@ -92,7 +92,7 @@ export interface ScopeWindow {
   /**
    * Of busyMs, what the thread ran, where the window's thread.cpuMs is known: busyMs less the time
    * the lookout thread saw taken from its callbacks (descheduled, throttled by a CPU quota, in a
-   * system call) between two of its readings, a sampled figure (docs/stalls.md). At most busyMs;
+   * system call) up to its readings of them, a sampled figure (docs/stalls.md). At most busyMs;
    * a window's scopes and unattributed together at most thread.cpuMs.
    */
   cpuMs?: number;

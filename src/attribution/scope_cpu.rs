@@ -4,10 +4,12 @@
 //! monitored thread's CPU time as it looks at a busy loop and as it closes a window, with the
 //! slot charged then and since when: between two such readings of one running interval (the
 //! same slot since the same switch), the wall time the thread did not run was taken from that
-//! interval's scope (descheduled, throttled by a CPU quota, or in a system call). It is a
-//! sampled figure, at the looks' resolution: an interval shorter than the time between two looks
-//! has no reading at both ends, and its time counts as run, unless the thread's CPU time over the
-//! window is less than the scopes' figures add up to (`fit`).
+//! interval's scope (descheduled, throttled by a CPU quota, or in a system call). From its start
+//! to the first reading of it, the thread ran at most the CPU time since the reading before
+//! (any reading, of the idle loop too: src/stalls/ran.rs's): the rest of that head was taken.
+//! It is a sampled figure, at the looks' resolution: an interval no reading falls in counts as
+//! run, unless the thread's CPU time over the window is less than the scopes' figures add up to
+//! (`fit`).
 
 use crate::runtime::cpu::Ran;
 use super::aggregator::{Aggregator, UNATTRIBUTED};
@@ -36,6 +38,8 @@ struct Look {
 #[derive(Default)]
 pub struct ScopeCpu {
     last: Option<Look>,
+    /// The last reading of any kind: when, and the thread's CPU time then.
+    before: Option<(f64, f64)>,
     seen: Vec<Seen>,
 }
 
@@ -57,15 +61,30 @@ impl ScopeCpu {
             (Some(running), Some(cpu_ms)) if before == after && running.1 <= at => Some(Look { at, cpu_ms, running, scope }),
             _ => None,
         };
-        if let (Some(a), Some(b)) = (self.last, now) {
-            if a.running == b.running && a.scope == b.scope {
-                let wall = (b.at - a.at).max(0.0);
+        if let Some(b) = now {
+            // From the last reading of this interval, else from its start: run at most what the
+            // thread ran since the reading before it.
+            let from = match (self.last, self.before) {
+                (Some(a), _) if a.running == b.running => (a.scope == b.scope).then_some((a.at, a.cpu_ms)),
+                (_, Some((at, cpu_ms))) if at <= b.running.1 => Some((b.running.1, cpu_ms)),
+                _ => None,
+            };
+            if let Some((at, cpu_ms)) = from {
+                let wall = (b.at - at).max(0.0);
                 let seen = self.at(b.scope);
                 seen.looked_ms += wall;
-                seen.taken_ms += (wall - (b.cpu_ms - a.cpu_ms)).clamp(0.0, wall);
+                seen.taken_ms += (wall - (b.cpu_ms - cpu_ms)).clamp(0.0, wall);
             }
         }
         self.last = now;
+        if let Some(cpu_ms) = cpu_ms {
+            self.before = Some((at, cpu_ms));
+        }
+    }
+
+    /// A reading of the thread's CPU time taken while its loop was idle (by src/stalls/ran.rs).
+    pub fn idle(&mut self, at: f64, cpu_ms: f64) {
+        self.before = Some((at, cpu_ms));
     }
 
     fn at(&mut self, scope: usize) -> &mut Seen {
@@ -119,21 +138,27 @@ mod tests {
         let mut c = ScopeCpu::default();
         let x = Some((3, 100.0));
         c.look(110.0, x, Some(50.0), x, 3);
+        assert_eq!(c.seen.get(3), None, "no reading before: its head unknown");
         c.look(140.0, x, Some(56.0), x, 3);
         assert_eq!(c.seen[3], Seen { looked_ms: 30.0, taken_ms: 24.0 }, "30 ms of wall, 6 of CPU");
-        c.look(150.0, Some((3, 145.0)), Some(60.0), Some((3, 145.0)), 3);
-        assert_eq!(c.seen[3].looked_ms, 30.0, "another interval since: not one span");
+        c.look(150.0, Some((3, 145.0)), Some(58.0), Some((3, 145.0)), 3);
+        assert_eq!(c.seen[3], Seen { looked_ms: 35.0, taken_ms: 27.0 }, "another interval: its 5 ms head ran at most the 2 ms since the last reading");
         c.look(160.0, Some((3, 145.0)), Some(61.0), Some((4, 158.0)), 3);
         assert!(c.last.is_none(), "a switch among the reads");
         c.look(170.0, Some((4, 158.0)), Some(62.0), Some((4, 158.0)), 4);
+        assert_eq!(c.seen.get(4), None, "the reading before came after its start: its head unknown");
         c.look(180.0, None, None, None, 0);
+        c.idle(185.0, 70.0);
         c.look(190.0, Some((4, 158.0)), Some(72.0), Some((4, 158.0)), 4);
-        assert_eq!(c.seen.get(4), None, "idle between: no span");
+        assert_eq!(c.seen.get(4), None, "idle between: another interval, begun before the reading");
         c.look(200.0, Some((4, 158.0)), Some(85.0), Some((4, 158.0)), 4);
         assert_eq!(c.seen[4], Seen { looked_ms: 10.0, taken_ms: 0.0 }, "more CPU than wall time (reads a hair apart): none taken");
         assert_eq!(c.take().len(), 5);
         c.look(210.0, Some((4, 158.0)), Some(86.0), Some((4, 158.0)), 4);
         assert_eq!(c.seen[4], Seen { looked_ms: 10.0, taken_ms: 9.0 }, "the next window goes on from the close's reading");
+        c.idle(220.0, 87.0);
+        c.look(300.0, Some((2, 230.0)), Some(97.0), Some((2, 230.0)), 2);
+        assert_eq!(c.seen[2], Seen { looked_ms: 70.0, taken_ms: 60.0 }, "throttled before the first look at it: from an idle reading, the head");
     }
 
     fn window(scopes: &[(usize, f64)]) -> Window {

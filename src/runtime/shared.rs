@@ -179,6 +179,7 @@ impl Shared {
             if lag.wants_idle_reading(now) {
                 if let Some(usage) = self.meter.read(now).filter(|_| ledger.running().is_none()) {
                     lag.idle_reading(usage);
+                    scope_cpu.idle(now, usage.cpu_ms);
                 }
             }
             return None;

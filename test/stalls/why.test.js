@@ -110,7 +110,7 @@ function assertScopeRan(windows, scope, own) {
   const busyMs = entries.reduce((a, s) => a + s.busyMs, 0);
   const cpuMs = entries.reduce((a, s) => a + s.cpuMs, 0);
   console.log(`# scope ${scope}: busy ${busyMs.toFixed(1)} ms, ran ${cpuMs.toFixed(2)}; the app: calls ${own.wallMs.toFixed(1)} ms, ran ${own.cpuMs.toFixed(2)}`);
-  assert.ok(busyMs >= own.wallMs - 1 && busyMs <= 2 + 1.1 * own.wallMs, `busy ${busyMs} ms, the calls ${own.wallMs} ms`);
+  assert.ok(busyMs >= own.wallMs - 1 && busyMs <= 2 + 1.25 * own.wallMs, `busy ${busyMs} ms, the calls ${own.wallMs} ms`);
   const tolerance = 15 + 0.1 * own.wallMs;
   assert.ok(Math.abs(cpuMs - own.cpuMs) <= tolerance, `scope ${scope} ran ${cpuMs} ms of ${busyMs}, the app read ${own.cpuMs} ms (± ${tolerance})`);
   return { busyMs, cpuMs };
@@ -172,7 +172,7 @@ test('two scopes in one window under a CPU quota: what each ran, as the app meas
   assert.ok(r.own.spin.throttledMs >= 50 && spin.cpuMs <= 0.5 * spin.busyMs, `throttled, spin ran ${spin.cpuMs} of ${spin.busyMs} ms`);
   const light = assertScopeRan(windows, 'light', r.own.light);
   // Fitted to the window's CPU time alone, both would have run the same share of their busy time.
-  assert.ok(spin.cpuMs / spin.busyMs < 0.75 * (light.cpuMs / light.busyMs), `spin ran ${spin.cpuMs} of ${spin.busyMs} ms, light ${light.cpuMs} of ${light.busyMs}`);
+  assert.ok(spin.cpuMs / spin.busyMs < 0.5 * (light.cpuMs / light.busyMs), `spin ran ${spin.cpuMs} of ${spin.busyMs} ms, light ${light.cpuMs} of ${light.busyMs}`);
 });
 
 test(`no CPU quota: the stall's CPU time as the app measured it, throttled ${controller.dir ? 'as its own cgroup counted' : 'unknown (no cpu controller)'}; a stall asleep ran next to nothing`, { skip: !LINUX && 'thread CPU time is read on Linux only' }, async () => {
