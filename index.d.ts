@@ -89,6 +89,13 @@ export interface ScopeWindow {
   elu: number;
   /** Exclusive busy time: nested scopes' time is theirs alone. */
   busyMs: number;
+  /**
+   * Of busyMs, what the thread ran, where the window's thread.cpuMs is known: busyMs less the time
+   * the lookout thread saw taken from its callbacks (descheduled, throttled by a CPU quota, in a
+   * system call) up to its readings of them, a sampled figure (docs/stalls.md). At most busyMs;
+   * a window's scopes and unattributed together at most thread.cpuMs.
+   */
+  cpuMs?: number;
   /** Callbacks run in the scope, plus scope()/enter() entries. */
   calls: number;
   /** Present when the scope was entered with keys. */

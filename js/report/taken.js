@@ -1,14 +1,19 @@
 'use strict';
 // What took a stall's time besides its code, and a window's busy time: how much of it the
 // thread ran (its CPU time), what the cgroup's CPU quota throttled, what it waited otherwise
-// (for a CPU on a busy machine, or in a system call), and garbage collection by kind. The
-// numbers and their words, once, for the diagnosis, the Lag and ELU sections and the terminal.
+// (for a CPU on a busy machine, or in a system call), and garbage collection by kind; and which
+// scopes' busy time the thread did not run. The numbers and their words, once, for the
+// diagnosis, the Lag and ELU sections and the terminal.
 
 const { finite, ms, pct, plural } = require('./format');
 const { list } = require('./context');
 
 // Of a stall's time, the share not its code's from which it is said wherever code is named.
 const MOSTLY = 0.5;
+// Of busy time (the thread's, a scope's), the share not run from which it is said.
+const FIFTH = 0.2;
+// Scopes named for the CPU taken from them.
+const NAMED = 3;
 // Of a span, the share of waiting worth saying besides throttling.
 const WORTH = 0.1;
 
@@ -140,6 +145,41 @@ function ofWindows(windows) {
   return out;
 }
 
+/**
+ * What the thread ran of each scope's busy time over the windows that say (each scope entry's
+ * `cpuMs`, sampled: docs/stalls.md): `[{ name, busyMs, cpuMs, notRanMs }]`, the most not run
+ * first; `name` null for the unattributed time.
+ */
+function ofScopes(windows) {
+  const byName = new Map();
+  for (const w of list(windows)) {
+    const entries = [...list(w?.scopes).map((s) => [s?.name, s]), [null, w?.unattributed]];
+    for (const [name, s] of entries) {
+      if (!finite(s?.cpuMs) || !finite(s?.busyMs)) continue;
+      let t = byName.get(name);
+      if (!t) byName.set(name, (t = { name, busyMs: 0, cpuMs: 0, notRanMs: 0 }));
+      t.busyMs += s.busyMs;
+      t.cpuMs += Math.min(s.cpuMs, s.busyMs);
+      t.notRanMs = t.busyMs - t.cpuMs;
+    }
+  }
+  return [...byName.values()].sort((a, b) => b.notRanMs - a.notRanMs);
+}
+
+/** Whether a scope's busy time (an `ofScopes` entry) was a fifth or more not run. */
+const mostlyNotRan = (s) => s.notRanMs >= 1 && s.notRanMs >= FIFTH * s.busyMs;
+
+/** A scope's busy time the thread did not run a fifth of, for its row: 'ran 33 %'; '' otherwise. */
+const ranWords = (s) => (s && mostlyNotRan(s) ? `ran ${pct(s.cpuMs / s.busyMs)}` : '');
+
+/**
+ * The scopes whose busy time the thread did not run a fifth of or more, the most first, in words
+ * (`scope` says a name): 'job (not run 160 ms of its 240 ms), …'; '' when none.
+ */
+function scopesWords(scopes, scope) {
+  return scopes.filter(mostlyNotRan).slice(0, NAMED).map((s) => `${scope(s.name)} (not run ${ms(s.notRanMs)} of its ${ms(s.busyMs)})`).join(', ');
+}
+
 /** The busy time the windows say the thread did not run, in words; '' when unknown. */
 function windowWords(t) {
   if (t.windows === 0) return '';
@@ -147,4 +187,4 @@ function windowWords(t) {
     + (t.notRanMs >= 1 ? `: at least ${ms(t.notRanMs)} of its busy time it did not run${t.throttledMs >= 1 ? `, ${ms(t.throttledMs)} of it throttled by its CPU quota` : ''}` : '');
 }
 
-module.exports = { ofStall, ofStalls, notRan, words, caveat, gcWords, ofWindows, windowWords, MOSTLY };
+module.exports = { ofStall, ofStalls, notRan, words, caveat, gcWords, ofWindows, windowWords, ofScopes, ranWords, scopesWords, MOSTLY, FIFTH };

@@ -108,10 +108,13 @@ function scopes(r, c) {
     const n = id !== null && Object.hasOwn(nodes, id) ? nodes[id] : null;
     return n ? `${n.name || n.type} (${name})` : name;
   };
-  const rows = [...e.scopes.slice(0, TOP), { name: '(unattributed)', ...e.unattributed }].map((s) => ({ ...s, label: label(s.name) }));
+  const ran = new Map(taken.ofScopes(e.windows).map((s) => [s.name, s]));
+  const rows = [...e.scopes.slice(0, TOP).map((s) => ({ ...s, label: label(s.name), ran: ran.get(s.name) })),
+    { ...e.unattributed, label: '(unattributed)', ran: ran.get(null) }];
   const width = Math.min(40, Math.max(...rows.map((s) => s.label.length)));
   for (const s of rows) {
-    out.push(`  ${s.label.slice(0, width).padEnd(width)}  ${c.green(bar(s.elu))} ${pct(s.elu).padStart(7)}  ${ms(s.busyMs).padStart(9)}  ${plural(s.calls, 'call')}`);
+    const note = taken.ranWords(s.ran);
+    out.push(`  ${s.label.slice(0, width).padEnd(width)}  ${c.green(bar(s.elu))} ${pct(s.elu).padStart(7)}  ${ms(s.busyMs).padStart(9)}  ${plural(s.calls, 'call')}${note ? c.dim(`  (the thread ${note} of it)`) : ''}`);
   }
   if (e.scopes.length > TOP) out.push(c.dim(`  … ${plural(e.scopes.length - TOP, 'more scope')}`));
   return out;

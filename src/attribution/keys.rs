@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeyStats {
     /// Keys charged in the window, named or not.
@@ -177,6 +179,38 @@ pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize
             (scope, (stats, names))
         })
         .collect()
+}
+
+/// A scope's `keys` in a window's public JSON (`index.d.ts`: `KeyStats`).
+impl Serialize for Keys<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let k = self.stats;
+        let mut m = ser.serialize_map(Some(6))?;
+        m.serialize_entry("count", &k.count)?;
+        m.serialize_entry("dropped", &k.dropped)?;
+        m.serialize_entry("p50Ms", &k.p50_ms)?;
+        m.serialize_entry("p99Ms", &k.p99_ms)?;
+        m.serialize_entry("maxMs", &k.max_ms)?;
+        m.serialize_entry("worst", &Worst(*self))?;
+        m.end()
+    }
+}
+
+struct Worst<'a>(Keys<'a>);
+
+impl Serialize for Worst<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        struct One<'a>(&'a str, f64);
+        impl Serialize for One<'_> {
+            fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+                let mut m = ser.serialize_map(Some(2))?;
+                m.serialize_entry("key", self.0)?;
+                m.serialize_entry("busyMs", &self.1)?;
+                m.end()
+            }
+        }
+        ser.collect_seq(self.0.worst().map(|(k, b)| One(k, b)))
+    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,9 @@ pub struct ScopeWindow {
     pub calls: f64,
     /// Its entry in the window's key table, if any of its work was keyed.
     pub keys: Option<u32>,
+    /// Of its busy time, what the thread ran: closed windows whose thread CPU time is known
+    /// (src/attribution/scope_cpu.rs).
+    pub cpu_ms: Option<f64>,
 }
 
 /// One window: busy time per scope between `start` and `end` (monitored thread's clock, ms).
@@ -94,6 +97,7 @@ impl Pending {
             busy_ms: r.busy_ms,
             calls: r.calls,
             keys: key_stats.remove(&index).map(|(stats, worst)| keys.push(stats, worst.iter().map(|(k, b)| (&**k, *b)))),
+            cpu_ms: None,
         });
         keys.shrink();
         let mut scopes = all.split_off(1);

@@ -158,6 +158,7 @@ fn merge_scope(a: (&Window, Option<&ScopeWindow>), b: (&Window, Option<&ScopeWin
         name: first.name.clone(),
         busy_ms: x.map_or(0.0, |s| s.busy_ms) + y.map_or(0.0, |s| s.busy_ms),
         calls: x.map_or(0.0, |s| s.calls) + y.map_or(0.0, |s| s.calls),
+        cpu_ms: cpu_of(a).zip(cpu_of(b)).map(|(p, q)| p + q),
         keys: match keyed {
             (Some(p), Some(q)) => {
                 let (stats, worst) = merge_keys(p, q);
@@ -167,6 +168,12 @@ fn merge_scope(a: (&Window, Option<&ScopeWindow>), b: (&Window, Option<&ScopeWin
             (None, None) => None,
         },
     }
+}
+
+/// A scope's CPU time in one of two windows merged: none in a window it was not charged in
+/// whose thread CPU time is known.
+fn cpu_of((w, s): (&Window, Option<&ScopeWindow>)) -> Option<f64> {
+    s.map_or(w.ran.map(|_| 0.0), |s| s.cpu_ms)
 }
 
 fn merge_keys<'k>(a: Keys<'k>, b: Keys<'k>) -> (KeyStats, Vec<(&'k str, f64)>) {
@@ -232,6 +239,32 @@ mod tests {
         assert_eq!(keys["worst"][0]["key"], "key-1234", "the worst key survives merging: {keys}");
         let count: u64 = windows.iter().map(|w| w["scopes"][0]["keys"]["count"].as_u64().unwrap()).sum();
         assert_eq!(count, n);
+    }
+
+    #[test]
+    fn merged_a_scopes_cpu_time_is_summed_and_none_where_it_was_not_charged_but_known() {
+        use crate::runtime::cpu::Ran;
+        let scope = |index, busy_ms, cpu_ms| ScopeWindow { index, name: Arc::from(format!("s{index}")), busy_ms, calls: 1.0, keys: None, cpu_ms };
+        let window = |scopes: Vec<ScopeWindow>, known: bool| Window {
+            seq: 1,
+            start: 0.0,
+            end: 10.0,
+            busy_ms: 0.0,
+            rloop_ms: 0.0,
+            unattributed: scope(0, 1.0, known.then_some(1.0)),
+            scopes,
+            lag: None,
+            ran: known.then_some(Ran { cpu_ms: 9.0, throttled_ms: None }),
+            gc: None,
+            merged: 1,
+            keys: KeyTable::default(),
+        };
+        let (a, b) = (window(vec![scope(2, 6.0, Some(3.0))], true), window(vec![scope(3, 4.0, Some(2.0))], true));
+        let m = merge(&a, &b);
+        let cpu: Vec<_> = std::iter::once(&m.unattributed).chain(&m.scopes).map(|s| (s.index, s.cpu_ms)).collect();
+        assert_eq!(cpu, [(0, Some(2.0)), (2, Some(3.0)), (3, Some(2.0))]);
+        let m = merge(&a, &window(vec![], false));
+        assert_eq!((m.unattributed.cpu_ms, m.scopes[0].cpu_ms), (None, None), "one half unknown: unknown");
     }
 
     #[test]

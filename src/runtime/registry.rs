@@ -110,6 +110,11 @@ mod tests {
         assert_eq!(last["scopes"][0]["name"], "x");
         assert!(last["scopes"][0]["elu"].as_f64().unwrap() > 0.99, "{d}");
         assert!(d["current"]["scopes"][0]["elu"].as_f64().unwrap() > 0.99, "{d}");
+        if cfg!(target_os = "linux") {
+            // This thread slept while "blocked": of x's busy time it ran next to nothing.
+            let (busy, cpu) = (last["scopes"][0]["busyMs"].as_f64().unwrap(), last["scopes"][0]["cpuMs"].as_f64().unwrap());
+            assert!(cpu <= 0.2 * busy && cpu <= last["thread"]["cpuMs"].as_f64().unwrap() + 1e-9, "{d}");
+        }
         shared.detach();
         assert!(shared.describe().is_none());
     }

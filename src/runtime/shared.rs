@@ -11,6 +11,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::attribution::aggregator::{Aggregator, Config, Window};
 use crate::attribution::ledger::Ledger;
+use crate::attribution::scope_cpu::{self, ScopeCpu};
 use crate::capture::recording::Recording;
 use crate::metrics::{Gc, SlowIo};
 use crate::stalls::event::stall_event;
@@ -58,6 +59,8 @@ struct State {
     window_usage: Option<Usage>,
     /// The GC totals as the current window began (none before the callbacks are installed).
     window_gc: GcTotals,
+    /// What the lookout thread's readings saw of the CPU each scope got in the current window.
+    scope_cpu: ScopeCpu,
 }
 
 impl Shared {
@@ -66,7 +69,7 @@ impl Shared {
         let agg = Aggregator::new(cfg, clock.now());
         let lag = lag_threshold_ms.map(Lag::new);
         let (started, slow_io, meter) = (clock.now(), SlowIo::default(), Meter::current());
-        let state = State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1, window_usage: meter.read(started), window_gc: GcTotals::default() };
+        let state = State { ledger: Some(ledger), agg, lag, recordings: Vec::new(), next_recording: 1, window_usage: meter.read(started), window_gc: GcTotals::default(), scope_cpu: ScopeCpu::default() };
         Arc::new(Shared { thread_id, clock, meter, gc_record: GcRecord::default(), heap_after_gc: HeapAfterGc::default(), started, slow_io, gc: Gc::default(), state: Mutex::new(state) })
     }
 
@@ -172,15 +175,17 @@ impl Shared {
     /// The lookout thread's look at this loop: `Some(wake)` when a stall is first noticed.
     pub(crate) fn look(&self) -> Option<f64> {
         let mut st = self.state.lock();
-        let State { ledger, lag, .. } = &mut *st;
+        let State { ledger, agg, lag, scope_cpu, .. } = &mut *st;
         let (ledger, lag) = (ledger.as_ref()?, lag.as_mut()?);
         let now = self.clock.now();
+        scope_cpu.read(ledger, agg, now, |busy| busy.then(|| self.meter.cpu()?.ms()).flatten());
         let Some((slot, _)) = ledger.running() else {
             // Kept only if the loop stayed idle through the reading: no stretch can end while
             // the lock is held, so one that began since is still running.
             if lag.wants_idle_reading(now) {
                 if let Some(usage) = self.meter.read(now).filter(|_| ledger.running().is_none()) {
                     lag.idle_reading(usage);
+                    scope_cpu.idle(now, usage.cpu_ms);
                 }
             }
             return None;
@@ -223,22 +228,29 @@ impl Shared {
     pub(crate) fn tick(&self) -> Option<f64> {
         let (begun, next) = {
             let mut st = self.state.lock();
-            let State { ledger, agg, lag, window_usage, window_gc, .. } = &mut *st;
+            let State { ledger, agg, lag, window_usage, window_gc, scope_cpu, .. } = &mut *st;
             let ledger = ledger.as_ref()?;
             let now = self.clock.now();
             let begun = (now >= agg.due()).then(|| {
                 let pending = agg.close_begin(ledger, now);
-                let ran = self.ran_since(window_usage, pending.end);
+                let mut usage = None;
+                scope_cpu.read(ledger, agg, pending.end, |_| {
+                    usage = self.meter.read(pending.end);
+                    usage.map(|u| u.cpu_ms)
+                });
+                let ran = window_usage.zip(usage).map(|(a, b)| Ran::between(&a, &b));
+                *window_usage = usage;
                 let gc = self.gc_since(window_gc, pending.end);
-                (pending, lag.as_mut().map(Lag::close_window), ran, gc)
+                (pending, lag.as_mut().map(Lag::close_window), ran, gc, scope_cpu.take())
             });
             (begun, agg.due() - now + monotonic_ms())
         };
-        if let Some((pending, lag, ran, gc)) = begun {
+        if let Some((pending, lag, ran, gc, seen)) = begun {
             let scratch = pending.scratch_bytes();
             let mut window = pending.finish(lag);
             window.ran = ran;
             window.gc = gc;
+            scope_cpu::fit(&mut window, &seen, ran);
             let mut st = self.state.lock();
             let (w, evicted) = st.agg.close_end(window);
             for (_, r) in st.recordings.iter_mut() {
@@ -250,14 +262,6 @@ impl Shared {
             malloc::give_back_in_time(freed + malloc::lasting(scratch));
         }
         Some(next)
-    }
-
-    /// What the thread got since `base` was read, until `at`; `base` becomes the reading at `at`.
-    fn ran_since(&self, base: &mut Option<Usage>, at: f64) -> Option<Ran> {
-        let now = self.meter.read(at);
-        let ran = base.zip(now).map(|(a, b)| Ran::between(&a, &b));
-        *base = now;
-        ran
     }
 
     /// The collections since totals `base` until `at`, whose totals become `base`; `None` without the callbacks.

@@ -43,17 +43,21 @@ test('code named for a stall mostly not its own says so: the quota, the wait, or
   assert.strictEqual(lagLine(stall(0, { cpuMs: 300, throttledMs: 0 }), palette(false)), '⚠ lag 310 ms  scope job  at spin …/app/spin.js:3  (the thread ran 300 ms of it)');
 });
 
-/** A report of two throttled stalls in `job`, and windows whose busy time the thread ran a third of. */
+/**
+ * A report of two throttled stalls in `job`, and windows whose busy time the thread ran a third
+ * of: of `job`'s a quarter, of `light`'s all.
+ */
 function throttledReport() {
   const r = emptyReport();
   const start = r.meta.start;
   r.lag = { enabled: true, thresholdMs: 50, events: [stall(start + 10, {}), stall(start + 500, { lagMs: 200, cpuMs: 60, throttledMs: 140 })], dropped: 0, summary: { stalls: 2, stretches: 40, p99Ms: 310, maxMs: 310 } };
   const window = (i, busyMs, cpuMs, throttledMs) => ({
     seq: i + 1, start: start + i * 100, end: start + (i + 1) * 100, durationMs: 100, thread: { elu: busyMs / 100, busyMs, cpuMs, throttledMs },
-    unattributed: { name: '(unattributed)', elu: 0, busyMs: 0, calls: 0 }, scopes: [{ name: 'job', elu: busyMs / 100, busyMs, calls: 1 }],
+    unattributed: { name: '(unattributed)', elu: 0, busyMs: 0, cpuMs: 0, calls: 0 },
+    scopes: [{ name: 'job', elu: (busyMs - 10) / 100, busyMs: busyMs - 10, cpuMs: cpuMs - 10 - (i === 2 ? 2.5 : 0), calls: 1 }, { name: 'light', elu: 0.1, busyMs: 10, cpuMs: 10, calls: 1 }],
   });
   r.elu.windows = [window(0, 90, 30, 60), window(1, 90, 30, 60), window(2, 60, 20, 40)];
-  r.elu.scopes = [{ name: 'job', elu: 0.8, busyMs: 240, calls: 3 }];
+  r.elu.scopes = [{ name: 'job', elu: 0.7, busyMs: 210, calls: 3 }, { name: 'light', elu: 0.1, busyMs: 30, calls: 3 }];
   r.elu.thread = { busyMs: 240, elu: 0.8 };
   return r;
 }
@@ -68,11 +72,19 @@ test('a report says it once, in the page\'s and the terminal\'s words alike: the
   assert.match(stalls.suggestion, /^Most of the stalls' time the thread was held back by its CPU quota/);
   const cpu = text.find((f) => f.title === 'CPU taken away.');
   assert.strictEqual(cpu.severity, 'warning', 'the quota took most of it');
-  assert.match(cpu.message, /^The thread's CPU time was 80 ms over 3 windows the loop was busy 240 ms: at least 160 ms of its busy time it did not run, 160 ms of it throttled by its CPU quota\./);
+  assert.match(cpu.message, /^The thread's CPU time was 80 ms over 3 windows the loop was busy 240 ms: at least 160 ms of its busy time it did not run, 160 ms of it throttled by its CPU quota\. Taken most from job \(not run 163 ms of its 210 ms\)\. /);
+  assert.match(html.find((f) => f.title === 'CPU taken away.').message, /Taken most from <bdi>job<\/bdi> \(not run/, 'the scope as the page names scopes');
   assert.deepStrictEqual(html.map((f) => f.title), text.map((f) => f.title), 'one voice');
-  assert.match(formatReport(r), /CPU taken away\. The thread's CPU time was 80 ms/);
+  const said = formatReport(r);
+  assert.match(said, /CPU taken away\. The thread's CPU time was 80 ms/);
+  // A scope's busy time the thread did not run a fifth of is noted where it is listed; one it ran, not.
+  assert.match(said, /\n {2}job .* 210 ms {2}3 calls {2}\(the thread ran 22\.6 % of it\)\n/);
+  assert.match(said, /\n {2}light .* 30 ms {2}3 calls\n/);
   const page = renderHtml(r);
   assert.match(page, /thread CPU <b>80 ms<\/b><\/span><span>busy, not running <b>160 ms<\/b><\/span><span>throttled <b>160 ms<\/b>/);
+  const rowOf = (name) => page.slice(page.indexOf('aria-label="ELU by scope"')).split('<tr>').find((row) => row.includes(`>${name}<`));
+  assert.match(rowOf('job'), /210 ms <span class="muted" title="[^"]*">ran 22\.6 %<\/span>/);
+  assert.doesNotMatch(rowOf('light'), /ran \d/);
 
   // Waiting rather than throttled: the same, said as information; under a fifth of busy time, not at all.
   for (const w of r.elu.windows) w.thread.throttledMs = 0;

@@ -86,13 +86,48 @@ function assertMeasured(e, own) {
   assert.ok(e.throttledMs >= least - close && e.throttledMs <= outer.throttledMs + close, `throttledMs ${e.throttledMs}: the app read ${own.throttledMs} in the call, ${outer.throttledMs} around the stall`);
 }
 
-test('a stall under a CPU quota: what the thread ran and what the quota throttled, as the app measured them', { skip: controller.why }, async (t) => {
-  const group = path.join(controller.dir, `rloop-test-${process.pid}`);
+/**
+ * Each window's scope entries say what of their busy time the thread ran: never more than their
+ * busy time, together never more than the thread's CPU time.
+ */
+function assertScopesFit(windows) {
+  for (const w of windows) {
+    const entries = [w.unattributed, ...w.scopes];
+    for (const s of entries) assert.ok(s.cpuMs >= 0 && s.cpuMs <= s.busyMs, `${s.name}: cpuMs ${s.cpuMs} of busyMs ${s.busyMs}`);
+    const sum = entries.reduce((a, s) => a + s.cpuMs, 0);
+    assert.ok(sum <= w.thread.cpuMs + 1e-6, `window ${w.seq}: scopes ran ${sum} ms, the thread ${w.thread.cpuMs} ms`);
+  }
+}
+
+/**
+ * A scope's CPU time summed over the windows against what the app read inside its callbacks:
+ * sampled by the lookout thread, so within a few of its looks (5 ms each) and a tenth. Its busy
+ * time holds the callbacks (and what a quota held back between a callback's start and the app's
+ * first reading).
+ */
+function assertScopeRan(windows, scope, own) {
+  const entries = windows.flatMap((w) => w.scopes.filter((s) => s.name === scope));
+  const busyMs = entries.reduce((a, s) => a + s.busyMs, 0);
+  const cpuMs = entries.reduce((a, s) => a + s.cpuMs, 0);
+  console.log(`# scope ${scope}: busy ${busyMs.toFixed(1)} ms, ran ${cpuMs.toFixed(2)}; the app: calls ${own.wallMs.toFixed(1)} ms, ran ${own.cpuMs.toFixed(2)}`);
+  assert.ok(busyMs >= own.wallMs - 1 && busyMs <= 2 + 1.25 * own.wallMs, `busy ${busyMs} ms, the calls ${own.wallMs} ms`);
+  const tolerance = 15 + 0.1 * own.wallMs;
+  assert.ok(Math.abs(cpuMs - own.cpuMs) <= tolerance, `scope ${scope} ran ${cpuMs} ms of ${busyMs}, the app read ${own.cpuMs} ms (± ${tolerance})`);
+  return { busyMs, cpuMs };
+}
+
+/** A cgroup allowed 20 % of a CPU, removed after test `t`. */
+function quota(t, name) {
+  const group = path.join(controller.dir, `rloop-test-${process.pid}-${name}`);
   fs.mkdirSync(group);
   t.after(() => fs.rmdirSync(group));
   fs.writeFileSync(path.join(group, 'cpu.cfs_period_us'), '100000');
-  fs.writeFileSync(path.join(group, 'cpu.cfs_quota_us'), '20000'); // 20 % of a CPU
-  const r = await run('spin', { group });
+  fs.writeFileSync(path.join(group, 'cpu.cfs_quota_us'), '20000');
+  return group;
+}
+
+test('a stall under a CPU quota: what the thread ran and what the quota throttled, as the app measured them', { skip: controller.why }, async (t) => {
+  const r = await run('spin', { group: quota(t, 'spin') });
   const e = stallOf(r, 'spin');
   const own = r.own.spin;
   assert.ok(own.throttledMs >= 50, `the quota held the app back: ${JSON.stringify(own)}`);
@@ -104,6 +139,12 @@ test('a stall under a CPU quota: what the thread ran and what the quota throttle
   assert.ok(windows[0].start <= e.at && e.at + e.lagMs <= windows[windows.length - 1].end, 'the stall lies within the windows');
   const throttled = windows.reduce((sum, w) => sum + w.thread.throttledMs, 0);
   assert.ok(throttled >= e.throttledMs - 0.1, `windows ${throttled} ms, the stall ${e.throttledMs} ms`);
+  // And per scope: 'spin' ran a fraction of its busy time, as the app measured; 'sleep' next to none.
+  assertScopesFit(windows);
+  const spin = assertScopeRan(windows, 'spin', own);
+  assert.ok(spin.cpuMs <= 0.5 * spin.busyMs, `spin: throttled, it ran ${spin.cpuMs} of ${spin.busyMs} ms`);
+  const sleep = assertScopeRan(windows, 'sleep', r.own.sleep);
+  assert.ok(sleep.cpuMs <= 0.1 * sleep.busyMs, `sleep: ${sleep.cpuMs} of ${sleep.busyMs} ms`);
 
   // Said wherever the stall is: the live line names its code with why most of it was not.
   const line = lagLine(e, palette(false));
@@ -116,8 +157,22 @@ test('a stall under a CPU quota: what the thread ran and what the quota throttle
   assert.match(stalls.message, /by code, in spin .*, but the thread ran only [\d.]+ % of that time: /, stalls.message);
   assert.match(stalls.message, / throttled [\d,.]+ ms by its CPU quota/);
   const taken = said.find((f) => f.title === 'CPU taken away.');
-  assert.match(taken?.message ?? '', /at least [\d,.]+ ms of its busy time it did not run, [\d,.]+ ms of it throttled by its CPU quota/, JSON.stringify(said));
+  assert.match(taken?.message ?? '', /at least [\d,.]+ ms of its busy time it did not run, [\d,.]+ ms of it throttled by its CPU quota\. Taken most from spin \(not run [\d,.]+ ms of its [\d,.]+ ms\)/, JSON.stringify(said));
+  assert.match(formatReport(r.report), /\n {2}spin .*\(the thread ran [\d.]+ % of it\)\n/, 'the scope\'s busy time says it');
   assert.match(formatReport(r.report), /CPU taken away\./, 'the terminal says it as the page does');
+});
+
+test('two scopes in one window under a CPU quota: what each ran, as the app measured it; the CPU-bound one a fraction of its busy time', { skip: controller.why }, async (t) => {
+  const r = await run('mixed', { group: quota(t, 'mixed') });
+  const windows = r.report.elu.windows;
+  assertScopesFit(windows);
+  const both = windows.find((w) => ['spin', 'light'].every((name) => w.scopes.some((s) => s.name === name)));
+  assert.ok(both, 'one window holds both');
+  const spin = assertScopeRan(windows, 'spin', r.own.spin);
+  assert.ok(r.own.spin.throttledMs >= 50 && spin.cpuMs <= 0.5 * spin.busyMs, `throttled, spin ran ${spin.cpuMs} of ${spin.busyMs} ms`);
+  const light = assertScopeRan(windows, 'light', r.own.light);
+  // Fitted to the window's CPU time alone, both would have run the same share of their busy time.
+  assert.ok(spin.cpuMs / spin.busyMs < 0.5 * (light.cpuMs / light.busyMs), `spin ran ${spin.cpuMs} of ${spin.busyMs} ms, light ${light.cpuMs} of ${light.busyMs}`);
 });
 
 test(`no CPU quota: the stall's CPU time as the app measured it, throttled ${controller.dir ? 'as its own cgroup counted' : 'unknown (no cpu controller)'}; a stall asleep ran next to nothing`, { skip: !LINUX && 'thread CPU time is read on Linux only' }, async () => {
@@ -131,6 +186,10 @@ test(`no CPU quota: the stall's CPU time as the app measured it, throttled ${con
   assert.ok(sleep.cpuMs < 0.1 * sleep.lagMs, `asleep: ${sleep.cpuMs} of ${sleep.lagMs} ms`);
   assert.match(lagLine(sleep, palette(false)), /\(but the thread ran only [\d.]+ % of that time: it waited [\d,.]+ ms for a CPU or in a system call\)$/);
   assert.ok(r.report.elu.windows.every((w) => w.thread.cpuMs >= 0 && w.thread.cpuMs <= w.durationMs * 1.001), 'each window: its thread CPU time, never more than its span');
+  assertScopesFit(r.report.elu.windows);
+  assertScopeRan(r.report.elu.windows, 'spin', r.own.spin);
+  const asleep = assertScopeRan(r.report.elu.windows, 'sleep', r.own.sleep);
+  assert.ok(asleep.cpuMs <= 0.1 * asleep.busyMs, `asleep: ran ${asleep.cpuMs} of ${asleep.busyMs} ms`);
 });
 
 let gcRun = null; // one run of the app for the stall's GC and the windows'

@@ -124,12 +124,14 @@ function notTheCode(time) {
  */
 function cpuTaken(ctx, v) {
   const t = taken.ofWindows(ctx.r.elu?.windows);
-  if (!(t.notRanMs >= 100 && t.notRanMs >= 0.2 * t.busyMs)) return null;
+  if (!(t.notRanMs >= 100 && t.notRanMs >= taken.FIFTH * t.busyMs)) return null;
   const quota = t.throttledMs >= t.notRanMs / 2;
+  const from = taken.scopesWords(taken.ofScopes(ctx.r.elu?.windows), (name) => v.scope(ctx, name));
   return {
     severity: quota ? 'warning' : 'info',
     title: 'CPU taken away.',
-    message: `${v.esc(taken.windowWords(t)).replace(/^t/, 'T')}. Busy time per scope, ELU and stalls count that time as the code's: it ran for less.`,
+    message: `${v.esc(taken.windowWords(t)).replace(/^t/, 'T')}.${from ? ` Taken most from ${from}.` : ''}`
+      + ' Busy time per scope, ELU and stalls count that time as the code\'s: it ran for less.',
     suggestion: quota
       ? 'The process used up its CPU quota (a container\'s CPU limit, cpu.max): raise it, or spread the load, before making the code cheaper.'
       : 'Other work on the machine held the thread back (or it sat in system calls): compare with a quieter machine before making the code cheaper.',

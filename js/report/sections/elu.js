@@ -34,8 +34,19 @@ function keyStats(windows) {
   return byScope;
 }
 
+/**
+ * A scope's busy time as a table cell, saying how much of it the thread ran where it did not run
+ * a fifth of it (`ran`: the scope's `taken.ofScopes` entry, if any).
+ */
+function busyCell(busyMs, ran) {
+  const note = taken.ranWords(ran);
+  const said = note ? ` <span class="muted" title="of its busy time in the windows, what the thread ran: the rest was CPU taken away">${esc(note)}</span>` : '';
+  return [ms(busyMs) + said, busyMs];
+}
+
 function scopeTable(ctx, elu, windows) {
   const keys = keyStats(windows);
+  const ran = new Map(taken.ofScopes(windows).map((s) => [s.name, s]));
   const scopes = list(elu.scopes);
   const threadMs = Number(elu.thread?.busyMs) || 0;
   const top = Math.max(maxOf(scopes, (s) => s.elu), Number(elu.unattributed?.elu) || 0, 1e-9); // bars relative to the busiest
@@ -44,7 +55,7 @@ function scopeTable(ctx, elu, windows) {
     const worst = k ? [...k.worst].sort((a, b) => b[1] - a[1]).slice(0, WORST_KEYS) : [];
     return [
       `${ctx.swatch(name)}${label}`,
-      [ms(s.busyMs), s.busyMs],
+      busyCell(s.busyMs, ran.get(name)),
       [bar(s.elu / top, pct(s.elu)), s.elu],
       [pct(threadMs > 0 ? s.busyMs / threadMs : 0), threadMs > 0 ? s.busyMs / threadMs : 0],
       [num(s.calls), s.calls],
@@ -182,4 +193,4 @@ function render(ctx) {
   return head + timelinePart + tablePart;
 }
 
-module.exports = { id: 'elu', title: 'ELU by scope', render, keyStats };
+module.exports = { id: 'elu', title: 'ELU by scope', render, keyStats, busyCell };

@@ -9,7 +9,8 @@ const { ms, num, pct } = require('../format');
 const { table, bar, empty, capped } = require('../table');
 const { groupBy } = require('../aggregate');
 const { list, nodeOf, NODE_PREFIX } = require('../context');
-const { keyStats } = require('./elu');
+const { keyStats, busyCell } = require('./elu');
+const taken = require('../taken');
 
 const MAX_ROWS = 200;
 
@@ -23,6 +24,7 @@ function render(ctx) {
   const stallsOf = new Map(stalls.map((g) => [g.key, g]));
   const cpuOf = new Map(list(r.profile?.analysis?.scopes).filter((s) => isNode(s.name)).map((s) => [s.name, s]));
   const keys = keyStats(list(r.elu?.windows));
+  const ranOf = new Map(taken.ofScopes(r.elu?.windows).map((s) => [s.name, s]));
   const nodes = scopes.map((s) => ({ scope: s, node: nodeOf(r, s.name), stalls: stallsOf.get(s.name), cpu: cpuOf.get(s.name), keys: keys.get(s.name) }));
   const counted = nodes.some((n) => n.node.messages !== undefined);
   const count = (s, node) => {
@@ -34,7 +36,7 @@ function render(ctx) {
     `${ctx.swatch(s.name)}${node.name === undefined ? '<span class="muted">(unknown)</span>' : text(node.name || '(unnamed)')} <span class="muted">${text(node.id, 40)}</span>`,
     text(node.type ?? ''),
     `${text(node.flow ?? '')}${node.subflow ? ` <span class="muted">subflow ${text(node.subflow)}</span>` : ''}`,
-    [ms(s.busyMs), s.busyMs], [bar(s.elu, pct(s.elu)), s.elu], count(s, node),
+    busyCell(s.busyMs, ranOf.get(s.name)), [bar(s.elu, pct(s.elu)), s.elu], count(s, node),
     k ? [ms(k.p99Ms), k.p99Ms] : ['', -1],
     st ? [`${num(st.count)} · ${ms(st.max)}`, st.count] : ['', 0],
     cpu ? [ms(cpu.ms), cpu.ms] : ['', -1],

@@ -8,7 +8,6 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use crate::runtime::cpu::Ran;
 use crate::stalls::gc::GcKind;
 use crate::stalls::lag::LagStats;
-use super::super::keys::Keys;
 use super::{ScopeWindow, Window};
 
 impl Window {
@@ -135,9 +134,12 @@ impl Serialize for Scope<'_> {
         m.serialize_entry("name", &*s.name)?;
         m.serialize_entry("elu", &elu(s.busy_ms, self.duration))?;
         m.serialize_entry("busyMs", &s.busy_ms)?;
+        if let Some(c) = s.cpu_ms {
+            m.serialize_entry("cpuMs", &c)?;
+        }
         m.serialize_entry("calls", &s.calls)?;
         if let Some(k) = self.w.keys_of(s) {
-            m.serialize_entry("keys", &KeysJson(k))?;
+            m.serialize_entry("keys", &k)?;
         }
         m.end()
     }
@@ -151,39 +153,6 @@ struct Scopes<'a> {
 impl Serialize for Scopes<'_> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         ser.collect_seq(self.w.scopes.iter().map(|s| Scope { s, w: self.w, duration: self.duration }))
-    }
-}
-
-struct KeysJson<'a>(Keys<'a>);
-
-impl Serialize for KeysJson<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        let k = self.0.stats;
-        let mut m = ser.serialize_map(Some(6))?;
-        m.serialize_entry("count", &k.count)?;
-        m.serialize_entry("dropped", &k.dropped)?;
-        m.serialize_entry("p50Ms", &k.p50_ms)?;
-        m.serialize_entry("p99Ms", &k.p99_ms)?;
-        m.serialize_entry("maxMs", &k.max_ms)?;
-        m.serialize_entry("worst", &Worst(self.0))?;
-        m.end()
-    }
-}
-
-struct Worst<'a>(Keys<'a>);
-
-impl Serialize for Worst<'_> {
-    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        struct One<'a>(&'a str, f64);
-        impl Serialize for One<'_> {
-            fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-                let mut m = ser.serialize_map(Some(2))?;
-                m.serialize_entry("key", self.0)?;
-                m.serialize_entry("busyMs", &self.1)?;
-                m.end()
-            }
-        }
-        ser.collect_seq(self.0.worst().map(|(k, b)| One(k, b)))
     }
 }
 
@@ -210,7 +179,7 @@ mod tests {
 
     #[test]
     fn written_straight_out_a_window_has_its_public_shape() {
-        let scope = |index, name: &str, busy_ms, keys| ScopeWindow { index, name: Arc::from(name), busy_ms, calls: 2.0, keys };
+        let scope = |index, name: &str, busy_ms, keys| ScopeWindow { index, name: Arc::from(name), busy_ms, calls: 2.0, keys, cpu_ms: Some(busy_ms / 2.0) };
         let mut keys = KeyTable::default();
         let route = keys.push(KeyStats { count: 3, dropped: 1, p50_ms: 1.5, p99_ms: 4.0, max_ms: 4.0 }, [("k\"1", 4.0)]);
         let w = Window {
@@ -232,8 +201,8 @@ mod tests {
             "seq": 7, "start": 1100.0, "end": 1300.0, "durationMs": 200.0, "merged": 2,
             "thread": { "elu": 0.75, "busyMs": 150.0, "rloopMs": 12.5, "cpuMs": 120.0, "throttledMs": 25.0,
                 "gc": [{ "kind": "major", "ms": 30.0, "count": 1 }, { "kind": "minor", "ms": 2.5, "count": 3 }] },
-            "unattributed": { "name": "(unattributed)", "elu": 0.25, "busyMs": 50.0, "calls": 2.0 },
-            "scopes": [{ "name": "route", "elu": 0.5, "busyMs": 100.0, "calls": 2.0,
+            "unattributed": { "name": "(unattributed)", "elu": 0.25, "busyMs": 50.0, "cpuMs": 25.0, "calls": 2.0 },
+            "scopes": [{ "name": "route", "elu": 0.5, "busyMs": 100.0, "cpuMs": 50.0, "calls": 2.0,
                 "keys": { "count": 3, "dropped": 1, "p50Ms": 1.5, "p99Ms": 4.0, "maxMs": 4.0, "worst": [{ "key": "k\"1", "busyMs": 4.0 }] } }],
             "lag": { "stretches": 4, "stalls": 1, "p50Ms": 2.0, "p99Ms": 60.0, "maxMs": 61.0 },
         }]);
