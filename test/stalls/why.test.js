@@ -146,15 +146,18 @@ test('a stall under a CPU quota: what the thread ran and what the quota throttle
   const sleep = assertScopeRan(windows, 'sleep', r.own.sleep);
   assert.ok(sleep.cpuMs <= 0.1 * sleep.busyMs, `sleep: ${sleep.cpuMs} of ${sleep.busyMs} ms`);
 
-  // Said wherever the stall is: the live line names its code with why most of it was not.
+  // Said wherever the stall is: the live line names its code with why most of it was not. The
+  // stack is spin's, its top frame spin or the reading of its CPU time it calls each turn (V8
+  // takes the interrupt at a function's entry as often as in a loop).
   const line = lagLine(e, palette(false));
-  assert.match(line, /at spin .*stall-time-app\.js:\d+ {2}\(but the thread ran only [\d.]+ % of that time: /, line);
+  assert.match(line, /at (spin|cpuMs) .*stall-time-app\.js:\d+ {2}\(but the thread ran only [\d.]+ % of that time: /, line);
+  assert.ok(e.stack.some((f) => f.functionName === 'spin'), JSON.stringify(e.stack));
   const html = renderHtml(r.report);
   const lag = plain(html.slice(html.indexOf('id="lag"')));
   assert.ok(lag.includes(`the thread ran ${ms(e.cpuMs)} of it, throttled ${ms(e.throttledMs)} by its CPU quota`), lag);
   const said = findings(context(r.report), VOICES.text);
   const stalls = said.find((f) => f.title === 'Loop stalls.');
-  assert.match(stalls.message, /by code, in spin .*, but the thread ran only [\d.]+ % of that time: /, stalls.message);
+  assert.match(stalls.message, /by code, in (spin|cpuMs) .*, but the thread ran only [\d.]+ % of that time: /, stalls.message);
   assert.match(stalls.message, / throttled [\d,.]+ ms by its CPU quota/);
   const taken = said.find((f) => f.title === 'CPU taken away.');
   assert.match(taken?.message ?? '', /at least [\d,.]+ ms of its busy time it did not run, [\d,.]+ ms of it throttled by its CPU quota\. Taken most from spin \(not run [\d,.]+ ms of its [\d,.]+ ms\)/, JSON.stringify(said));
@@ -171,8 +174,15 @@ test('two scopes in one window under a CPU quota: what each ran, as the app meas
   const spin = assertScopeRan(windows, 'spin', r.own.spin);
   assert.ok(r.own.spin.throttledMs >= 50 && spin.cpuMs <= 0.5 * spin.busyMs, `throttled, spin ran ${spin.cpuMs} of ${spin.busyMs} ms`);
   const light = assertScopeRan(windows, 'light', r.own.light);
-  // Fitted to the window's CPU time alone, both would have run the same share of their busy time.
-  assert.ok(spin.cpuMs / spin.busyMs < 0.5 * (light.cpuMs / light.busyMs), `spin ran ${spin.cpuMs} of ${spin.busyMs} ms, light ${light.cpuMs} of ${light.busyMs}`);
+  // Fitted to the window's CPU time alone, both would have run the same share of their busy
+  // time; told apart, they are apart as the app measured them (on a loaded machine the quota
+  // throttles 'light' too, so the gap is the app's, not a fixed one).
+  const share = (ran, busy) => ran / busy;
+  const app = share(r.own.light.cpuMs, r.own.light.wallMs) - share(r.own.spin.cpuMs, r.own.spin.wallMs);
+  const seen = share(light.cpuMs, light.busyMs) - share(spin.cpuMs, spin.busyMs);
+  const what = `spin ran ${spin.cpuMs} of ${spin.busyMs} ms, light ${light.cpuMs} of ${light.busyMs}; the app: ${JSON.stringify(r.own)}`;
+  assert.ok(app >= 0.1, `the app's own readings tell them apart: ${what}`);
+  assert.ok(seen >= 0.5 * app, what);
 });
 
 test(`no CPU quota: the stall's CPU time as the app measured it, throttled ${controller.dir ? 'as its own cgroup counted' : 'unknown (no cpu controller)'}; a stall asleep ran next to nothing`, { skip: !LINUX && 'thread CPU time is read on Linux only' }, async () => {
