@@ -181,8 +181,7 @@ test('two scopes in one window under a CPU quota: what each ran, as the app meas
   const app = share(r.own.light.cpuMs, r.own.light.wallMs) - share(r.own.spin.cpuMs, r.own.spin.wallMs);
   const seen = share(light.cpuMs, light.busyMs) - share(spin.cpuMs, spin.busyMs);
   const what = `spin ran ${spin.cpuMs} of ${spin.busyMs} ms, light ${light.cpuMs} of ${light.busyMs}; the app: ${JSON.stringify(r.own)}`;
-  assert.ok(app >= 0.1, `the app's own readings tell them apart: ${what}`);
-  assert.ok(seen >= 0.5 * app, what);
+  assert.ok(Math.abs(seen - app) <= 0.05 + 0.5 * Math.abs(app), `${what}: apart by ${seen}, the app's by ${app}`);
 });
 
 test(`no CPU quota: the stall's CPU time as the app measured it, throttled ${controller.dir ? 'as its own cgroup counted' : 'unknown (no cpu controller)'}; a stall asleep ran next to nothing`, { skip: !LINUX && 'thread CPU time is read on Linux only' }, async () => {
@@ -265,8 +264,10 @@ test('a forced GC inside windows: their gc holds it by kind, as Node\'s own gc e
   assert.deepStrictEqual(recorded?.thread.gc, ended.thread.gc, "the report's window says what the 'window' event did");
   const live = windows.find((w) => w.seq === r.own.last.seq);
   assert.deepStrictEqual(r.own.last.thread.gc, live?.thread.gc, "liveWindow().last says what the 'window' event did");
-  // The page's ELU timeline says it in the window's tooltip, where it says the thread's CPU.
+  // The page's ELU timeline says it in the tooltip of the window it took most of, where it says
+  // the thread's CPU (a collection ending just past a close leaves the next one under 0.5 ms).
+  const most = over.reduce((a, w) => (kindMs(w, 'major') > kindMs(a, 'major') ? w : a));
   const tips = [...renderHtml(r.report).matchAll(/data-tip="([^"]*)"/g)].map((m) => m[1]).filter((t) => t.includes('thread CPU'));
-  const gcMs = ended.thread.gc.reduce((sum, g) => sum + g.ms, 0);
-  assert.ok(tips.some((t) => t.includes(`garbage collection ${ms(gcMs)}: `) && t.includes(`major GC ${ms(kindMs(ended, 'major'))}`)), tips.join('\n---\n'));
+  const gcMs = most.thread.gc.reduce((sum, g) => sum + g.ms, 0);
+  assert.ok(tips.some((t) => t.includes(`garbage collection ${ms(gcMs)}: `) && t.includes(`major GC ${ms(kindMs(most, 'major'))}`)), tips.join('\n---\n'));
 });
