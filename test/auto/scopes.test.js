@@ -181,13 +181,19 @@ test('a request routed after its key\'s slot went to newer requests: the rest of
   const m = rloop.start({ autoScopes: { http: true }, keySlots: 16 });
   try {
     const app = express();
+    let arrived;
+    const lateArrived = new Promise((resolve) => { arrived = resolve; });
+    let release;
+    const others = new Promise((resolve) => { release = resolve; });
     let started = 0;
-    let late;
-    const others = new Promise((resolve) => { late = resolve; });
     app.use((req, res, next) => {
-      if (++started === 21) late();
-      if (req.url === '/late/0') others.then(next); // routed once 20 newer requests took every key slot
-      else next();
+      if (req.url === '/late/0') {
+        arrived();
+        others.then(next); // routed once 20 newer requests took every key slot, its own too
+      } else {
+        if (++started === 20) release();
+        next();
+      }
     });
     let work = 0;
     app.get('/late/:n', (req, res) => {
@@ -196,10 +202,19 @@ test('a request routed after its key\'s slot went to newer requests: the rest of
     });
     const s = app.listen(0, '127.0.0.1');
     await once(s, 'listening');
-    await Promise.all(Array.from({ length: 21 }, (_, i) => get(s.address().port, `/late/${i}`)));
+    const late = get(s.address().port, '/late/0');
+    await lateArrived; // its key holds the ring's first slot
+    await Promise.all(Array.from({ length: 20 }, (_, i) => get(s.address().port, `/late/${i + 1}`)));
+    await late;
     s.close();
+    // Its key, '/late/0 #1', bound again under the route: the late work is in the route's windows.
+    const windows = [...m.history(), m.liveWindow()];
+    const keyed = windows.flatMap((w) => w.scopes).filter((x) => x.name === 'GET /late/:n').flatMap((x) => x.keys?.worst ?? []);
+    const lateKeyMs = keyed.filter((k) => k.key === '/late/0 #1').reduce((sum, k) => sum + k.busyMs, 0);
+    const seen = JSON.stringify({ totals: m.totals(), windows: windows.map((w) => w.scopes) });
     const route = scopeOf(m, 'GET /late/:n');
-    assert.ok(route.busyMs >= work && work >= 40, `the route: ${route.busyMs} ms, the late request's work ${work} ms`);
+    assert.ok(work >= 40 && route?.busyMs >= work, `the route: ${route?.busyMs} ms, the late request's work ${work} ms; ${seen}`);
+    assert.ok(lateKeyMs >= work, `the late request's key under its route: ${lateKeyMs} ms, its work ${work} ms; ${seen}`);
   } finally {
     m.stop();
   }
