@@ -14,18 +14,18 @@ const { scrape, parse } = require('../fixtures/metrics-helpers');
 const KEY = 'user-4711-secret';
 
 test('no key reaches the endpoint, prom-client or OpenTelemetry; the per-key family has thread, scope and quantile', async () => {
-  const mon = rloop.start({ windowMs: 100, metrics: { port: 0 } });
+  const mon = rloop.start({ windowMs: 1000, metrics: { port: 0 } });
   const registry = new promClient.Registry();
   const reader = new PeriodicExportingMetricReader({ exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE), exportIntervalMillis: 3600000 });
   const provider = new MeterProvider({ readers: [reader] });
   const prom = rloop.promClient(registry);
   const otel = rloop.otel(provider);
   try {
-    // Keyed work in every window up to the scrape: the family gives the last complete window's.
-    for (let i = 0; i < 25; i++) {
-      rloop.scope('checkout', () => busy(1 + (i % 3)), { key: `${KEY}-${i}` });
-      await sleep(10);
-    }
+    // The per-key family is the last complete window's: keyed work, then read all three just
+    // after that window closed, a whole window before the next close.
+    for (let i = 0; i < 5; i++) rloop.scope('checkout', () => busy(1 + (i % 3)), { key: `${KEY}-${i}` });
+    const closed = mon.history().length;
+    while (mon.history().length === closed) await sleep(10);
     const body = (await scrape(mon.metrics.port)).body;
     const fromProm = await registry.metrics();
     const { resourceMetrics } = await reader.collect();

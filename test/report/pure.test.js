@@ -26,7 +26,7 @@ function loaded(roots, read = (file) => fs.readFileSync(file, 'utf8')) {
   const visit = (file) => {
     if (files.has(file)) return;
     files.add(file);
-    for (const [, spec] of read(file).matchAll(/require\(\s*'([^']+)'\s*\)/g)) {
+    for (const [, spec] of read(file).matchAll(/require\(\s*['"`]([^'"`]+)['"`]\s*\)/g)) {
       if (!spec.startsWith('.')) {
         modules.add(spec);
         continue;
@@ -58,7 +58,7 @@ test('analyze/ reads no clock', () => {
 
 test('the guard sees what it guards against: a report/ file that loads the addon or node:fs', () => {
   const probe = path.join(JS, 'report', 'probe.js'); // read from here, never written
-  const source = "require('node:fs'); require('../native'); require('./escape');\n";
+  const source = 'require("node:fs"); require(\'../native\'); require(\'./escape\');\n';
   const { modules, strays } = loaded([probe], (file) => (file === probe ? source : fs.readFileSync(file, 'utf8')));
   assert.deepStrictEqual([...modules], ['node:fs']);
   assert.deepStrictEqual(strays, [['report/probe.js', 'native.js']]);
