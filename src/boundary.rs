@@ -9,6 +9,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
+use smol_str::SmolStr;
 
 use crate::runtime::shared::Shared;
 
@@ -90,16 +91,17 @@ pub fn ok(status: sys::napi_status, what: &str) -> std::result::Result<(), Strin
     }
 }
 
-/// A string argument of at most `MAX_TEXT_BYTES` in UTF-8.
+/// A string argument of at most `MAX_TEXT_BYTES` in UTF-8; one of up to 23 bytes (a key, mostly)
+/// is held inline, allocating nothing.
 ///
 /// # Safety
 /// `env` and `value` come from the call being served.
-pub unsafe fn text(env: sys::napi_env, value: sys::napi_value, what: &str) -> std::result::Result<String, String> {
+pub unsafe fn text(env: sys::napi_env, value: sys::napi_value, what: &str) -> std::result::Result<SmolStr, String> {
     // Not zeroed: N-API writes the `len` bytes read back (and a NUL), per call on the hot path.
     let mut buf = std::mem::MaybeUninit::<[u8; MAX_TEXT_BYTES + 1]>::uninit();
     let mut len = 0usize;
     ok(sys::napi_get_value_string_utf8(env, value, buf.as_mut_ptr().cast(), MAX_TEXT_BYTES + 1, &mut len), what)?;
-    Ok(String::from_utf8_lossy(std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len)).into_owned())
+    Ok(SmolStr::new(String::from_utf8_lossy(std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len))))
 }
 
 unsafe extern "C" fn drop_shared(_env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {

@@ -4,8 +4,8 @@
 //! keys is kept in buckets whose memory follows what they hold.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
+use smol_str::SmolStr;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -146,7 +146,7 @@ impl Unnamed {
 /// Per-scope statistics and worst keys (busiest first) from `named` (scope, key, busy ms)
 /// entries, a key possibly repeated, plus what was already `unnamed`. Names are kept for the
 /// `max_keys` busiest keys overall.
-pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize, Unnamed>, max_keys: usize, worst: usize) -> HashMap<usize, (KeyStats, Vec<(Arc<str>, f64)>)> {
+pub fn summarize(mut named: Vec<(usize, SmolStr, f64)>, unnamed: &HashMap<usize, Unnamed>, max_keys: usize, worst: usize) -> HashMap<usize, (KeyStats, Vec<(SmolStr, f64)>)> {
     named.sort_unstable_by(|a, b| (a.0, &*a.1).cmp(&(b.0, &*b.1)));
     named.dedup_by(|later, kept| {
         let same = later.0 == kept.0 && later.1 == kept.1;
@@ -157,7 +157,7 @@ pub fn summarize(mut named: Vec<(usize, Arc<str>, f64)>, unnamed: &HashMap<usize
     });
     named.sort_unstable_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
 
-    let mut per_scope: HashMap<usize, (Unnamed, u64, Vec<(Arc<str>, f64)>)> = HashMap::new();
+    let mut per_scope: HashMap<usize, (Unnamed, u64, Vec<(SmolStr, f64)>)> = HashMap::new();
     for (rank, (scope, key, busy)) in named.into_iter().enumerate() {
         let (keys, dropped, names) = per_scope.entry(scope).or_insert_with(|| (Unnamed::default(), 0, Vec::new()));
         keys.record(busy);
@@ -220,10 +220,10 @@ mod tests {
     #[test]
     fn percentiles_worst_and_merging() {
         let names: Vec<String> = (1..=100).map(|i| format!("k{i}")).collect();
-        let mut named: Vec<(usize, Arc<str>, f64)> = names.iter().enumerate().map(|(i, k)| (3, Arc::from(k.as_str()), (i + 1) as f64 * 0.5)).collect();
-        named.push((3, Arc::from("slow"), 4000.0));
-        named.push((3, Arc::from("slow"), 1000.0)); // the same key seen twice (retired, then rebound)
-        named.push((4, Arc::from("other-scope"), 1.0));
+        let mut named: Vec<(usize, SmolStr, f64)> = names.iter().enumerate().map(|(i, k)| (3, SmolStr::new(k), (i + 1) as f64 * 0.5)).collect();
+        named.push((3, SmolStr::new("slow"), 4000.0));
+        named.push((3, SmolStr::new("slow"), 1000.0)); // the same key seen twice (retired, then rebound)
+        named.push((4, SmolStr::new("other-scope"), 1.0));
         let s = summarize(named, &HashMap::new(), 1000, 2);
         let (k, worst) = &s[&3];
         assert_eq!(k.count, 101);
@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn past_the_cap_keys_lose_their_names_not_their_time() {
-        let named = vec![(2, Arc::from("a"), 1.0), (2, Arc::from("b"), 30.0), (2, Arc::from("c"), 5.0)];
+        let named = vec![(2, SmolStr::new("a"), 1.0), (2, SmolStr::new("b"), 30.0), (2, SmolStr::new("c"), 5.0)];
         let mut unnamed = HashMap::new();
         unnamed.entry(2).or_insert_with(Unnamed::default).record(100.0);
         let (k, worst) = &summarize(named, &unnamed, 2, 5)[&2];

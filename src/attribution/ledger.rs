@@ -171,7 +171,7 @@ impl Ledger {
     /// it read the clock: the totals already count up to that switch). Read again while a
     /// switch lands among the reads (the seqlock of the module comment), at most `TRIES` times;
     /// then without the running interval.
-    pub fn snapshot(&self, now: f64, to_read: impl Fn(Option<usize>) -> Vec<usize>) -> (f64, Vec<(usize, Reading)>) {
+    pub fn snapshot(&self, now: f64, to_read: impl Fn(Option<usize>) -> Vec<u32>) -> (f64, Vec<(usize, Reading)>) {
         let mut unsettled = None;
         for _ in 0..TRIES {
             let seq = self.seq_cell().load(Acquire);
@@ -179,7 +179,7 @@ impl Ledger {
             let running = self.busy(state);
             let at = now.max(state.1);
             let slots = to_read(running.map(|r| r.0));
-            let readings = slots.iter().map(|&s| (s, self.read(s, running, at))).collect();
+            let readings = slots.iter().map(|&s| (s as usize, self.read(s as usize, running, at))).collect();
             fence(Acquire);
             if seq & 1 == 0 && self.seq_cell().load(Relaxed) == seq && self.state() == state {
                 return (at, readings);
@@ -188,7 +188,7 @@ impl Ledger {
             std::hint::spin_loop();
         }
         let (at, slots) = unsettled.expect("TRIES > 0");
-        (at, slots.into_iter().map(|s| (s, self.read(s, None, at))).collect())
+        (at, slots.into_iter().map(|s| (s as usize, self.read(s as usize, None, at))).collect())
     }
 
     /// Window `seq` is open from now on (see `WINDOW`). Any thread: JS reads the cell as one

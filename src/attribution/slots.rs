@@ -61,7 +61,9 @@ impl<T: Copy + Default> PerSlot<T> {
 
 /// Which slots a window reads.
 pub struct Active {
-    list: Vec<usize>,
+    /// Slots as u32 (at most `maxScopes` + `keySlots` + 3, about 2 M): the list and its copy a
+    /// window take half the bytes.
+    list: Vec<u32>,
     sweep: usize,
     /// 1 + the window (seq) a listed slot was last charged or bound in; 0: not listed.
     seen: PerSlot<u64>,
@@ -82,24 +84,24 @@ impl Active {
     /// `slot` was bound or registered in window `seq`: it is read from now on.
     pub fn touch(&mut self, slot: usize, seq: u64) {
         if self.seen.get(slot) == 0 {
-            self.list.push(slot);
+            self.list.push(slot as u32);
         }
         self.seen.set(slot, self.seen.get(slot).max(seq + 1));
     }
 
     /// The slots to read: the listed ones, `running`, and the sweep's next slots among the
     /// `scopes` scope slots and `keys` key slots in use, each once.
-    pub fn to_read(&self, scopes: usize, keys: usize, running: Option<usize>) -> Vec<usize> {
+    pub fn to_read(&self, scopes: usize, keys: usize, running: Option<usize>) -> Vec<u32> {
         let mut out = self.list.clone();
         let unlisted = |s: usize| self.seen.get(s) == 0;
         let running = running.filter(|&r| unlisted(r));
-        out.extend(running);
+        out.extend(running.map(|r| r as u32));
         let n = scopes + keys;
         for i in 0..self.sweep.min(n) {
             let p = (self.cursor + i) % n;
             let slot = if p < scopes { p } else { self.seen.key_base + p - scopes };
             if unlisted(slot) && Some(slot) != running {
-                out.push(slot);
+                out.push(slot as u32);
             }
         }
         out
@@ -113,9 +115,9 @@ impl Active {
         }
         let Active { list, seen, .. } = self;
         list.retain(|&s| {
-            let keep = seen.get(s).saturating_add(GRACE) > seq + 1;
+            let keep = seen.get(s as usize).saturating_add(GRACE) > seq + 1;
             if !keep {
-                seen.set(s, 0);
+                seen.set(s as usize, 0);
             }
             keep
         });
@@ -133,16 +135,16 @@ mod tests {
         let mut a = Active::new(key_base, &[0, 1], 1024);
         a.touch(2, 1);
         a.touch(key_base + 5, 1);
-        let read = a.to_read(3, 6, None);
+        let read: Vec<usize> = a.to_read(3, 6, None).into_iter().map(|s| s as usize).collect();
         assert_eq!(&read[..3], &[0, 1, 2][..]);
         assert!(read.contains(&(key_base + 5)) && read.contains(&(key_base + 4)), "few in use: the sweep reads them all");
         assert_eq!(read.len(), 9, "each slot once");
         a.closed([key_base + 5].into_iter(), 2, 9);
         a.closed(std::iter::empty(), 4, 9);
-        assert_eq!(a.list, vec![0, 1, key_base + 5], "slot 2 was quiet for GRACE windows");
+        assert_eq!(a.list, vec![0, 1, key_base as u32 + 5], "slot 2 was quiet for GRACE windows");
         a.closed(std::iter::empty(), 5, 9);
         assert_eq!(a.list, vec![0, 1], "the always-listed stay");
-        assert_eq!(a.to_read(3, 6, Some(key_base + 5)).iter().filter(|&&s| s == key_base + 5).count(), 1);
+        assert_eq!(a.to_read(3, 6, Some(key_base + 5)).iter().filter(|&&s| s as usize == key_base + 5).count(), 1);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use smol_str::SmolStr;
+
 use crate::runtime::cpu::Ran;
 use crate::stalls::gc::GcKind;
 use crate::stalls::lag::LagStats;
@@ -65,7 +67,7 @@ pub struct Pending {
     /// scope comes once per slot of its own and of its keys.
     pub charges: Vec<(usize, Reading)>,
     pub names: Names,
-    pub named: Vec<(usize, Arc<str>, f64)>,
+    pub named: Vec<(usize, SmolStr, f64)>,
     pub unnamed: HashMap<usize, Unnamed>,
     pub max_keys: usize,
     pub worst_keys: usize,
@@ -78,7 +80,7 @@ impl Pending {
     /// charges and the keys named (what `finish` sorts and sums them into is of their order).
     pub fn scratch_bytes(&self) -> usize {
         use std::mem::size_of;
-        self.read_bytes + self.charges.capacity() * size_of::<(usize, Reading)>() + self.named.capacity() * size_of::<(usize, Arc<str>, f64)>()
+        self.read_bytes + self.charges.capacity() * size_of::<(usize, Reading)>() + self.named.capacity() * size_of::<(usize, SmolStr, f64)>()
     }
 
     pub fn finish(self, lag: Option<LagStats>) -> Window {

@@ -216,7 +216,7 @@ mod tests {
         let n = 8_000u64; // 80 s of 10 ms windows: merged three times over
         for i in 0..n {
             let t = i as f64 * 10.0;
-            a.bind_key(&l, k + (i as usize % 2), x, format!("key-{i}")).unwrap();
+            a.bind_key(&l, k + (i as usize % 2), x, format!("key-{i}").into()).unwrap();
             m.switch_to(k + (i as usize % 2), t);
             m.call(k + (i as usize % 2));
             let spent = if i == 1_234 { 9.0 } else { 1.0 };

@@ -4,13 +4,15 @@
 
 use std::sync::Arc;
 
+use smol_str::SmolStr;
+
 use super::{add, delta, Aggregator, KeyOwner, Ledger, Reading, RLOOP, UNATTRIBUTED};
 
 impl Aggregator {
     /// Binds key slot `slot` to (`scope`, `key`), retiring what its previous key was charged
     /// in this window. Called by the monitored thread (the ledger's one writer) while that slot
     /// is not running: its reading is then complete without a clock read.
-    pub fn bind_key(&mut self, ledger: &Ledger, slot: usize, scope: usize, key: String) -> Result<(), String> {
+    pub fn bind_key(&mut self, ledger: &Ledger, slot: usize, scope: usize, key: SmolStr) -> Result<(), String> {
         let j = slot
             .checked_sub(self.cfg.key_base())
             .filter(|&j| j < self.cfg.key_slots)
@@ -41,7 +43,7 @@ impl Aggregator {
             }
         }
         self.base.set(slot, reading);
-        self.key_owner[j] = Some(KeyOwner { scope, key: Arc::from(key) });
+        self.key_owner[j] = Some(KeyOwner { scope, key });
         self.active.touch(slot, self.seq + 1);
         Ok(())
     }

@@ -74,7 +74,7 @@ fn a_reader_racing_switches_never_overcounts() {
         }
         let now = stamp + 0.5;
         let running = l.running();
-        let (_, readings) = l.snapshot(now, |_| (0..SLOTS).collect());
+        let (_, readings) = l.snapshot(now, |_| (0..SLOTS as u32).collect());
         let total: f64 = readings.iter().map(|(_, r)| r.busy_ms).sum();
         let after = f64::from_bits(clock.load(Acquire));
         if let Some((_, since)) = running {
