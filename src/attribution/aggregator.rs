@@ -38,7 +38,7 @@ pub const FIRST_SCOPE: usize = 3;
 /// in every window it keeps fewer than `history` windows, the oldest going first, and counts
 /// them in `history_dropped`; a window over the bound on its own stays until the next one
 /// closes. 10 000 keyed scopes a window take ≈ 1.2 MB.
-pub const HISTORY_BYTES: usize = 4 << 20;
+pub const HISTORY_BYTES: usize = 2 << 20;
 
 /// Validated settings of one monitor.
 #[derive(Clone, Debug)]

@@ -1,6 +1,6 @@
 'use strict';
 // Reads work at every allowed size: bulk data crosses N-API as JSON, which has no value limit.
-// The history keeps what fits in its bound (4 MB, a window or two of these) and counts the rest.
+// The history keeps what fits in its bound (2 MB, a window of these) and counts the rest.
 
 const test = require('node:test');
 const assert = require('node:assert');

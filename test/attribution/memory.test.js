@@ -75,8 +75,8 @@ test('past maxScopes a name is looked up without V8 keeping a copy; names seen b
 test('a history of wide windows is bounded: fewer windows kept, the rest counted in historyDropped', async () => {
   const rloop = require('../..');
   const { setTimeout: sleep } = require('node:timers/promises');
-  const names = Array.from({ length: 20_000 }, (_, i) => `wide-${i}`);
-  const mon = rloop.start({ windowMs: 100, history: 1000, maxScopes: 20_000, lag: false, io: false });
+  const names = Array.from({ length: 10_000 }, (_, i) => `wide-${i}`);
+  const mon = rloop.start({ windowMs: 100, history: 1000, maxScopes: 10_000, lag: false, io: false });
   try {
     for (let round = 0; round < 10; round++) {
       for (const n of names) rloop.scope(n, () => {}); // every name charged in one window
@@ -86,12 +86,12 @@ test('a history of wide windows is bounded: fewer windows kept, the rest counted
     const kept = mon.history();
     const after = mon.liveWindow(); // windows may close between the reads
     const dropped = kept[0].seq - 1; // from the front only, each counted
-    assert.ok(dropped > 0, 'windows of 20 000 scopes do not all fit');
+    assert.ok(dropped > 0, 'windows of 10 000 scopes do not all fit');
     assert.ok(before.historyDropped <= dropped && dropped <= after.historyDropped, `${before.historyDropped} <= ${dropped} <= ${after.historyDropped}`);
     assert.ok(kept.length >= 2, `${kept.length} windows kept`);
     assert.ok(kept.at(-1).seq >= before.last.seq && kept.at(-1).seq <= after.last.seq, 'the newest windows are kept');
     assert.ok(kept.every((w, i) => i === 0 || w.seq === kept[i - 1].seq + 1));
-    assert.ok(kept.some((w) => w.scopes.length >= 10_000), 'wide windows are among them');
+    assert.ok(kept.some((w) => w.scopes.length >= 5_000), 'wide windows are among them');
   } finally {
     mon.stop();
   }
@@ -112,20 +112,20 @@ test('a live read of 10 000 keyed scopes builds no tree: liveWindow(), threads()
   }
 });
 
-test('windows of 10 000 keyed scopes keep their key statistics in a few blocks: the history holds three', async (t) => {
+test('windows of 5 000 keyed scopes keep their key statistics in a few blocks: the history holds three', async (t) => {
   const rloop = require('../..');
   const mon = rloop.start({ windowMs: 400, lag: false, io: false });
   const keyed = (w) => w.scopes.filter((s) => s.keys?.worst.length > 0);
-  // A window of the size under test: each of the 10 000 scopes charged one key. A round that a
+  // A window of the size under test: each of the 5 000 scopes charged one key. A round that a
   // window's close splits (a loaded machine descheduling it) leaves windows with two keys for
   // some scopes, larger than the size the budget is measured for.
-  const clean = (w) => keyed(w).length === 10_000 && keyed(w).every((s) => s.keys.count === 1);
+  const clean = (w) => keyed(w).length === 5_000 && keyed(w).every((s) => s.keys.count === 1);
   let k = 0;
   const round = () => {
-    for (let i = 0; i < 10_000; i++) rloop.scope(`scope-${i}`, () => {}, { key: `key-${k++ % 1e6}` });
+    for (let i = 0; i < 5_000; i++) rloop.scope(`scope-${i}`, () => {}, { key: `key-${k++ % 1e6}` });
   };
   try {
-    // One round just after each close: every window charges all 10 000 scopes, one key each.
+    // One round just after each close: every window charges all 5 000 scopes, one key each.
     // Done once five wide windows have closed, the last three clean. The window timer is
     // unref'd: the timeout keeps the test alive.
     await new Promise((resolve, reject) => {
@@ -133,7 +133,7 @@ test('windows of 10 000 keyed scopes keep their key statistics in a few blocks: 
       let wide = 0;
       let cleanInRow = 0;
       mon.on('window', (w) => {
-        if (keyed(w).length >= 10_000) wide++;
+        if (keyed(w).length >= 5_000) wide++;
         cleanInRow = clean(w) ? cleanInRow + 1 : 0;
         if (wide >= 5 && cleanInRow >= 3) resolve(clearTimeout(timeout));
         else round();
@@ -143,9 +143,9 @@ test('windows of 10 000 keyed scopes keep their key statistics in a few blocks: 
     const kept = mon.history();
     t.diagnostic(`kept: ${kept.map((w) => `${w.seq}: ${keyed(w).length} keyed${clean(w) ? '' : ' (not clean)'}`).join(', ')}; historyDropped ${mon.liveWindow().historyDropped}`);
     // The wide windows kept are the last three clean ones. A window may close after them before
-    // this read (their event comes late behind a round of 10 000 calls): no round ran in it, so
+    // this read (their event comes late behind a round of 5 000 calls): no round ran in it, so
     // it holds no keyed scope, and small, it fits the budget beside them.
-    const last = kept.findLastIndex((w) => keyed(w).length >= 10_000);
+    const last = kept.findLastIndex((w) => keyed(w).length >= 5_000);
     const wide = kept.slice(0, last + 1);
     assert.ok(wide.length >= 3 && wide.slice(-3).every(clean), `kept ${kept.map((w) => keyed(w).length).join(', ')} keyed scopes`);
     assert.deepEqual(kept.slice(last + 1).map((w) => keyed(w).length).filter((n) => n > 0), [], 'no round after the last wide window');
