@@ -1,5 +1,5 @@
 'use strict';
-// One scenario of bench/memory.js in this process: `run(name, withRloop, captureMs, options)`
+// One scenario of bench/memory.js in this process: `run(name, mode, { captureMs, churnKeys }, options)`
 // resolves to `{ heapUsedMb, rssMb, parts, note }`, growth after GC over the scenario's work
 // (`options` go to rloop.start(); `parts` splits RSS, see parts() below; reads for the note
 // come after the measurement; long-names says what RSS is once its history was read).
@@ -40,9 +40,9 @@ function parts() {
 const spin = (ms) => { const end = performance.now() + ms; while (performance.now() < end); };
 
 const scenarios = {
-  // 1 M keyed scope() calls, each 10 awaits: 10 M async operations.
-  async churn(mon) {
-    for (let k = 0; k < 1_000_000; k++) {
+  // 1 M keyed scope() calls (`churnKeys`), each 10 awaits: 10 M async operations.
+  async churn(mon, { churnKeys }) {
+    for (let k = 0; k < churnKeys; k++) {
       await scope(`s${k % 12_000}`, async () => {
         for (let j = 0; j < 10; j++) await null;
       }, `key-${k}`);
@@ -90,7 +90,7 @@ const scenarios = {
     }
     return null;
   },
-  async capture(mon, captureMs) {
+  async capture(mon, { captureMs }) {
     const report = mon?.capture({ durationMs: Infinity, heapStats: false });
     let n = 0;
     const work = setInterval(() => {
@@ -112,14 +112,14 @@ const scenarios = {
 };
 
 /** `mode`: 'none', 'floor' (floorHooks()) or 'rloop'. */
-async function run(name, mode, captureMs, extra = {}) {
+async function run(name, mode, sizes, extra = {}) {
   const options = { ...({ capture: { windowMs: 10 }, 'long-names': { windowMs: 100 } }[name] ?? {}), ...extra };
   const withRloop = mode === 'rloop';
   if (withRloop) rloop = require('..');
   if (mode === 'floor') floorHooks();
   const before = await settled();
   const mon = withRloop && name !== 'workers' ? rloop.start(options) : null;
-  const note = await scenarios[name](mon, captureMs); // a string, or a function read after measuring
+  const note = await scenarios[name](mon, sizes); // a string, or a function read after measuring
   const after = await settled();
   const said = typeof note === 'function' ? await note(before) : note ?? undefined;
   if (mon && !mon.stopped) mon.stop();

@@ -5,12 +5,14 @@
 // floor, has empty async hooks of the kinds rloop enables instead: what any async_hooks tool
 // costs on this Node line (on Node 24 and 26 such hooks alone grow churn's young generation).
 //
-//   node bench/memory.js [--only churn,names,lookups,long-names,workers,capture] [--capture-ms N] [--options JSON]
+//   node bench/memory.js [--only churn,names,lookups,long-names,workers,capture] [--capture-ms N] [--churn-keys N] [--options JSON]
 //
 // --options: more rloop.start() options, as JSON: what a part costs, by turning it off or down
 // ('{"lag":false}': no stack sampler; '{"keySlots":16}': a key ring of 16 slots).
 //
 // churn       10 M async operations in 12 000 keyed scopes (past maxScopes), 1 M distinct keys
+//             (--churn-keys: that many keys, 10 operations each; on Node 24 the app alone doubles
+//             V8's young generation between 1 M and 2 M, bench/memory.md)
 // names       1 M distinct scope names, 990 000 past maxScopes
 // lookups     names' names looked up in a Map, no scope(): V8's part of names' excess
 // long-names  10 000 scope names of 256 characters busy in every window of a full default history
@@ -24,10 +26,17 @@ const { parseArgs } = require('node:util');
 const { fingerprint } = require('./fingerprint');
 
 const SCENARIOS = ['churn', 'names', 'lookups', 'long-names', 'workers', 'capture'];
-const { values: o } = parseArgs({ options: { only: { type: 'string' }, 'capture-ms': { type: 'string', default: '600000' }, options: { type: 'string', default: '{}' }, child: { type: 'string' }, rloop: { type: 'string' } } });
+const { values: o } = parseArgs({ options: { only: { type: 'string' }, 'capture-ms': { type: 'string', default: '600000' }, 'churn-keys': { type: 'string', default: '1000000' }, options: { type: 'string', default: '{}' }, child: { type: 'string' }, rloop: { type: 'string' } } });
+
+const positive = (name) => {
+  const v = Number(o[name]);
+  if (!Number.isInteger(v) || v <= 0) throw new RangeError(`--${name}: a positive integer, not '${o[name]}'`);
+  return v;
+};
+const sizes = { captureMs: positive('capture-ms'), churnKeys: positive('churn-keys') };
 
 if (o.child) {
-  require('./memory-child').run(o.child, { 0: 'none', 1: 'rloop', floor: 'floor' }[o.rloop], Number(o['capture-ms']), JSON.parse(o.options)).then((r) => console.log(JSON.stringify(r)));
+  require('./memory-child').run(o.child, { 0: 'none', 1: 'rloop', floor: 'floor' }[o.rloop], sizes, JSON.parse(o.options)).then((r) => console.log(JSON.stringify(r)));
 } else {
   const only = o.only ? o.only.split(',') : SCENARIOS;
   const unknown = only.find((s) => !SCENARIOS.includes(s));
@@ -35,7 +44,7 @@ if (o.child) {
   const results = {};
   for (const scenario of only) {
     const run = (mode) => {
-      const args = ['--expose-gc', __filename, '--child', scenario, '--rloop', mode, '--capture-ms', o['capture-ms'], '--options', o.options];
+      const args = ['--expose-gc', __filename, '--child', scenario, '--rloop', mode, '--capture-ms', o['capture-ms'], '--churn-keys', o['churn-keys'], '--options', o.options];
       return JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 }));
     };
     const none = run('0');
@@ -50,6 +59,6 @@ if (o.child) {
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `memory-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({ fingerprint: fingerprint({ only, captureMs: Number(o['capture-ms']), options: JSON.parse(o.options) }), results }, null, 1));
+  fs.writeFileSync(file, JSON.stringify({ fingerprint: fingerprint({ only, ...sizes, options: JSON.parse(o.options) }), results }, null, 1));
   console.log(`raw results: ${path.relative(process.cwd(), file)}`);
 }
