@@ -26,18 +26,17 @@ const { parseArgs } = require('node:util');
 const { fingerprint } = require('./fingerprint');
 
 const SCENARIOS = ['churn', 'names', 'lookups', 'long-names', 'workers', 'capture'];
+const USAGE = `usage: node bench/memory.js [--only ${SCENARIOS.join(',')}] [--capture-ms N] [--churn-keys N] [--options JSON]`;
 const { values: o } = parseArgs({ options: { only: { type: 'string' }, 'capture-ms': { type: 'string', default: '600000' }, 'churn-keys': { type: 'string', default: '1000000' }, options: { type: 'string', default: '{}' }, child: { type: 'string' }, rloop: { type: 'string' } } });
 
-const positive = (name) => {
-  const v = Number(o[name]);
-  if (!Number.isInteger(v) || v <= 0) throw new RangeError(`--${name}: a positive integer, not '${o[name]}'`);
-  return v;
-};
-const sizes = { captureMs: positive('capture-ms'), churnKeys: positive('churn-keys') };
+const sizes = { captureMs: Number(o['capture-ms']), churnKeys: Number(o['churn-keys']) };
 
 if (o.child) {
   require('./memory-child').run(o.child, { 0: 'none', 1: 'rloop', floor: 'floor' }[o.rloop], sizes, JSON.parse(o.options)).then((r) => console.log(JSON.stringify(r)));
 } else {
+  const { positive } = require('./options'); // only here: a child loads nothing the scenario does not
+  positive(o['capture-ms'], 'capture-ms', USAGE);
+  positive(o['churn-keys'], 'churn-keys', USAGE);
   const only = o.only ? o.only.split(',') : SCENARIOS;
   const unknown = only.find((s) => !SCENARIOS.includes(s));
   if (unknown) throw new RangeError(`--only: unknown scenario '${unknown}' (known: ${SCENARIOS.join(', ')})`);

@@ -22,6 +22,7 @@ for (const [args, message] of [
   [['instructions.js', '--only', 'memory'], /unknown workload: memory/],
   [['instructions.js', '--scale', '0'], /--scale must be a positive number/],
   [['attach.js', '--rounds', '0'], /--rounds must be an integer/],
+  [['memory.js', '--churn-keys', '0'], /--churn-keys must be a positive number, got 0/],
   [['node-red.js', '--instructions', '--messages', '401'], /--messages must be a multiple of 4 and at least 400, got 401/],
   [['node-red.js', '--configs', 'on,nope'], /unknown configuration: nope/],
 ]) {
