@@ -5,7 +5,8 @@
 // `npm`, process.execPath — is the same line; its flags in NODE_OPTIONS). Files that measure
 // no time run side by side, as many as the machine has cores; then the timed ones, one at a
 // time with nothing of the suite beside them. Each file's output is printed whole when it ends.
-// The end: each run's counts, the ten slowest files, and `N passed, N failed`. Every file runs
+// The end: what each failed file said of its failures (again: CI keeps the end of a long log),
+// each run's counts, the ten slowest files, and `N passed, N failed`. Every file runs
 // even when one fails; the exit code is 1 when any failed or left a file in the project folder
 // that git does not ignore (a report a test's app wrote to the cwd).
 //
@@ -111,6 +112,13 @@ function unignored(files) {
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
+/** The spec reporter's list of a file's failing tests, else (it did not get that far) the output's end. */
+function failuresOf(output) {
+  const at = output.lastIndexOf('✖ failing tests:');
+  const text = at >= 0 ? output.slice(at) : output.slice(-4000);
+  return text.length > 12_000 ? `${text.slice(0, 12_000)}\n[…]` : text.trimEnd();
+}
+
 async function main() {
   const wrong = unplanned();
   if (wrong.length) throw new Error(`test/plan.js and test/ disagree:\n  ${wrong.join('\n  ')}`);
@@ -139,6 +147,7 @@ async function main() {
     for (const f of left) fs.rmSync(path.join(ROOT, f), { recursive: true, force: true });
   }
 
+  for (const j of jobs.filter((j) => j.result.code !== 0)) console.log(`\n━━ failed · ${label(j.run)} (${j.version}) · ${j.file} ━━\n${failuresOf(j.result.output)}`);
   const sum = (list, k) => list.reduce((n, j) => n + (j.result.counts[k] ?? 0), 0);
   console.log('\nrun                                         version    files  tests  pass  fail  minutes  result');
   for (const run of runs) {
