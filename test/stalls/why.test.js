@@ -101,19 +101,33 @@ function assertScopesFit(windows) {
 
 /**
  * A scope's CPU time summed over the windows against what the app read inside its callbacks:
- * sampled by the lookout thread, so within a few of its looks (5 ms each) and a tenth. Its busy
- * time holds the callbacks (and what a quota held back between a callback's start and the app's
- * first reading).
+ * sampled by the lookout thread, so within a few of its looks (5 ms each) and a tenth, and
+ * `unseen` (see unseenOfNoScope). Its busy time holds the callbacks (and what a quota held back
+ * between a callback's start and the app's first reading).
  */
-function assertScopeRan(windows, scope, own) {
+function assertScopeRan(windows, scope, own, unseen = 0) {
   const entries = windows.flatMap((w) => w.scopes.filter((s) => s.name === scope));
   const busyMs = entries.reduce((a, s) => a + s.busyMs, 0);
   const cpuMs = entries.reduce((a, s) => a + s.cpuMs, 0);
   console.log(`# scope ${scope}: busy ${busyMs.toFixed(1)} ms, ran ${cpuMs.toFixed(2)}; the app: calls ${own.wallMs.toFixed(1)} ms, ran ${own.cpuMs.toFixed(2)}`);
   assert.ok(busyMs >= own.wallMs - 1 && busyMs <= 2 + 1.25 * own.wallMs, `busy ${busyMs} ms, the calls ${own.wallMs} ms`);
-  const tolerance = 15 + 0.1 * own.wallMs;
+  const tolerance = 15 + 0.1 * own.wallMs + unseen;
   assert.ok(Math.abs(cpuMs - own.cpuMs) <= tolerance, `scope ${scope} ran ${cpuMs} ms of ${busyMs}, the app read ${own.cpuMs} ms (± ${tolerance})`);
   return { busyMs, cpuMs };
+}
+
+/**
+ * What the stretches of no scope did not run of their busy time, as far as the app's own
+ * readings (`own`, by scope) leave it. A quota throttles the lookout thread with the app's: a
+ * throttled stretch that ends before the lookout's next look is never seen, and the CPU time a
+ * window's scopes are short of is shared by all the busy time no look saw (docs/stalls.md). So
+ * throttling that landed in the loop's own work between callbacks may be charged to a scope of
+ * short callbacks, up to this much.
+ */
+function unseenOfNoScope(windows, own) {
+  const sum = (f) => windows.reduce((a, w) => a + f(w), 0);
+  const ran = sum((w) => w.thread.cpuMs) - Object.values(own).reduce((a, o) => a + o.cpuMs, 0);
+  return Math.max(0, sum((w) => w.unattributed.busyMs) - Math.max(0, ran));
 }
 
 /** A cgroup allowed 20 % of a CPU, removed after test `t`. */
@@ -173,7 +187,9 @@ test('two scopes in one window under a CPU quota: what each ran, as the app meas
   assert.ok(both, 'one window holds both');
   const spin = assertScopeRan(windows, 'spin', r.own.spin);
   assert.ok(r.own.spin.throttledMs >= 50 && spin.cpuMs <= 0.5 * spin.busyMs, `throttled, spin ran ${spin.cpuMs} of ${spin.busyMs} ms`);
-  const light = assertScopeRan(windows, 'light', r.own.light);
+  const unseen = unseenOfNoScope(windows, r.own);
+  console.log(`# the stretches of no scope: busy ${windows.reduce((a, w) => a + w.unattributed.busyMs, 0).toFixed(1)} ms, not run ${unseen.toFixed(1)} as the app's readings leave it`);
+  const light = assertScopeRan(windows, 'light', r.own.light, unseen);
   // Fitted to the window's CPU time alone, both would have run the same share of their busy
   // time; told apart, they are apart as the app measured them (on a loaded machine the quota
   // throttles 'light' too, so the gap is the app's, not a fixed one).
@@ -204,8 +220,23 @@ test(`no CPU quota: the stall's CPU time as the app measured it, throttled ${con
 let gcRun = null; // one run of the app for the stall's GC and the windows'
 const runGc = () => (gcRun ??= run('gc', { flags: ['--expose-gc'] }));
 
-test('a forced GC in a scope: its kind and time, as Node\'s own gc entries say', async () => {
-  const r = await runGc();
+/**
+ * Runs `check` on the app's run for GC. rloop and Node read the clock each in its own GC
+ * callbacks, which V8 calls one after the other: a pause of the thread between the two (the
+ * scheduler's, the VM's) lengthens one collection by as much in one of them alone. So a check
+ * that fails is made again on a fresh run of the app: a fault of rloop's fails both.
+ */
+async function onGcRun(check) {
+  try {
+    check(await runGc());
+  } catch (e) {
+    if (!(e instanceof assert.AssertionError)) throw e;
+    console.log(`# ${e.message.split('\n')[0]}: checked again on a fresh run of the app`);
+    check(await run('gc', { flags: ['--expose-gc'] }));
+  }
+}
+
+test('a forced GC in a scope: its kind and time, as Node\'s own gc entries say', () => onGcRun((r) => {
   const e = stallOf(r, 'collect');
   const start = e.at - r.timeOrigin;
   const inside = r.own.gc.filter((g) => g.startTime >= start && g.startTime + g.duration <= start + e.lagMs && g.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
@@ -221,10 +252,9 @@ test('a forced GC in a scope: its kind and time, as Node\'s own gc entries say',
   assert.match(line, /\(but [\d.]+ % of that time was garbage collection: major GC [\d,.]+ ms/, line);
   const html = renderHtml(r.report);
   assert.ok(plain(html.slice(html.indexOf('id="lag"'))).includes(`major GC ${ms(major.ms)}`), 'the Lag section says it');
-});
+}));
 
-test('a forced GC inside windows: their gc holds it by kind, as Node\'s own gc entries say, in the \'window\' event, liveWindow() and the report', { skip: process.platform === 'win32' && 'no GC callbacks on Windows' }, async () => {
-  const r = await runGc();
+test('a forced GC inside windows: their gc holds it by kind, as Node\'s own gc entries say, in the \'window\' event, liveWindow() and the report', { skip: process.platform === 'win32' && 'no GC callbacks on Windows' }, () => onGcRun((r) => {
   const collect = stallOf(r, 'collect');
   const start = collect.at - r.timeOrigin;
   const entry = r.own.gc.find((g) => g.startTime >= start && g.startTime + g.duration <= start + collect.lagMs && g.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
@@ -270,4 +300,4 @@ test('a forced GC inside windows: their gc holds it by kind, as Node\'s own gc e
   const tips = [...renderHtml(r.report).matchAll(/data-tip="([^"]*)"/g)].map((m) => m[1]).filter((t) => t.includes('thread CPU'));
   const gcMs = most.thread.gc.reduce((sum, g) => sum + g.ms, 0);
   assert.ok(tips.some((t) => t.includes(`garbage collection ${ms(gcMs)}: `) && t.includes(`major GC ${ms(kindMs(most, 'major'))}`)), tips.join('\n---\n'));
-});
+}));
