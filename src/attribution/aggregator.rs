@@ -287,7 +287,7 @@ impl Aggregator {
             unnamed: retired.unnamed,
             max_keys: self.cfg.max_keys,
             worst_keys: self.cfg.worst_keys,
-            read_bytes: readings.capacity() * (std::mem::size_of::<(usize, Reading)>() + std::mem::size_of::<usize>()),
+            read_bytes: readings.capacity() * (std::mem::size_of::<(usize, Reading)>() + std::mem::size_of::<u32>()),
         };
         (pending, readings)
     }

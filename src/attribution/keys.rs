@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use smol_str::SmolStr;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use smol_str::SmolStr;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeyStats {
