@@ -122,12 +122,13 @@ function assertScopeRan(windows, scope, own, unseen = 0) {
  * throttled stretch that ends before the lookout's next look is never seen, and the CPU time a
  * window's scopes are short of is shared by all the busy time no look saw (docs/stalls.md). So
  * throttling that landed in the loop's own work between callbacks may be charged to a scope of
- * short callbacks, up to this much.
+ * short callbacks, up to `unseen`; `busyMs`: those stretches' busy time.
  */
 function unseenOfNoScope(windows, own) {
   const sum = (f) => windows.reduce((a, w) => a + f(w), 0);
   const ran = sum((w) => w.thread.cpuMs) - Object.values(own).reduce((a, o) => a + o.cpuMs, 0);
-  return Math.max(0, sum((w) => w.unattributed.busyMs) - Math.max(0, ran));
+  const busyMs = sum((w) => w.unattributed.busyMs);
+  return { busyMs, unseen: Math.max(0, busyMs - Math.max(0, ran)) };
 }
 
 /** A cgroup allowed 20 % of a CPU, removed after test `t`. */
@@ -187,8 +188,8 @@ test('two scopes in one window under a CPU quota: what each ran, as the app meas
   assert.ok(both, 'one window holds both');
   const spin = assertScopeRan(windows, 'spin', r.own.spin);
   assert.ok(r.own.spin.throttledMs >= 50 && spin.cpuMs <= 0.5 * spin.busyMs, `throttled, spin ran ${spin.cpuMs} of ${spin.busyMs} ms`);
-  const unseen = unseenOfNoScope(windows, r.own);
-  console.log(`# the stretches of no scope: busy ${windows.reduce((a, w) => a + w.unattributed.busyMs, 0).toFixed(1)} ms, not run ${unseen.toFixed(1)} as the app's readings leave it`);
+  const { busyMs, unseen } = unseenOfNoScope(windows, r.own);
+  console.log(`# the stretches of no scope: busy ${busyMs.toFixed(1)} ms, not run ${unseen.toFixed(1)} as the app's readings leave it`);
   const light = assertScopeRan(windows, 'light', r.own.light, unseen);
   // Fitted to the window's CPU time alone, both would have run the same share of their busy
   // time; told apart, they are apart as the app measured them (on a loaded machine the quota
