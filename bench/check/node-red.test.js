@@ -15,20 +15,25 @@ const { RUNTIMES } = require('../../test/fixtures/node-red-embed');
 assert.ok(RUNTIMES.length, `no Node-RED version is tested on Node ${process.version}`);
 
 // Under valgrind Node-RED starts in ≈ 30 s: four runs.
-test('bench/node-red.js --instructions counts instructions a message: a slope over two sizes', { timeout: 600_000 }, () => {
+test('bench/node-red.js --instructions counts instructions a message after a warm-up: a slope over two sizes', { timeout: 600_000 }, () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'rloop-bench-node-red-'));
   const bench = path.join(__dirname, '..', 'node-red.js');
   try {
     const nodeRed = nodeRedFor(RUNTIMES.at(-1).nodeRed);
-    const table = execFileSync(process.execPath, [bench, '--instructions', '--messages', '400', '--configs', 'on', '--node-red', nodeRed, '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const table = execFileSync(process.execPath, [bench, '--instructions', '--messages', '400', '--warmup', '400', '--runs', '1', '--configs', 'on', '--node-red', nodeRed, '--out', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const [file] = fs.readdirSync(out);
-    const { fingerprint, perMessage } = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
-    assert.match(fingerprint.options.method, /cachegrind.*--single-threaded/);
-    assert.deepEqual(Object.keys(perMessage), ['none', 'on']);
-    for (const [c, p] of Object.entries(perMessage)) {
-      assert.equal(p.perMessage, (p.large - p.small) / 300, c);
-      assert.ok(p.perMessage > 10_000, `${c}: ${p.perMessage} instructions a message`);
-      assert.match(table, new RegExp(`^${c}\\s+${Math.round(p.perMessage)}\\s+${(p.perMessage / perMessage.none.perMessage).toFixed(3)}$`, 'm'));
+    const { fingerprint, samples } = JSON.parse(fs.readFileSync(path.join(out, file), 'utf8'));
+    assert.match(fingerprint.options.method, /callgrind.*after the warm-up.*--single-threaded/);
+    assert.equal(fingerprint.options.warmup, 400);
+    assert.deepEqual(samples.map((s) => s.config), ['none', 'on']);
+    const none = samples[0].perMessage;
+    for (const s of samples) {
+      assert.equal(s.perMessage, (s.large.instructions - s.small.instructions) / 300, s.config);
+      // Counted after the warm-up only: a run's start-up (billions) is in neither size.
+      assert.ok(s.perMessage > 10_000 && s.small.instructions < 1000 * s.perMessage, `${s.config}: ${s.perMessage} instructions a message, ${s.small.instructions} for 100`);
+      for (const size of [s.small, s.large]) assert.ok(Number.isInteger(size.scavenges) && Number.isInteger(size.majorGcs), JSON.stringify(size));
+      const ratio = s.config === 'none' ? '' : `[^)]*\\)\\s+${(s.perMessage / none).toFixed(3)} \\(`;
+      assert.match(table, new RegExp(`^${s.config}\\s+${Math.round(s.perMessage)} \\(${ratio}`, 'm'));
     }
   } finally {
     fs.rmSync(out, { recursive: true, force: true });

@@ -25,6 +25,8 @@ for (const [args, message] of [
   [['memory.js', '--churn-keys', '0'], /--churn-keys must be a positive number, got 0/],
   [['node-red.js', '--instructions', '--messages', '401'], /--messages must be a multiple of 4 and at least 400, got 401/],
   [['node-red.js', '--configs', 'on,nope'], /unknown configuration: nope/],
+  [['node-red.js', '--instructions', '--warmup', '0'], /--warmup must be a positive number, got 0/],
+  [['node-red.js', '--instructions', '--runs', 'x'], /--runs must be a positive number, got x/],
 ]) {
   test(`bench/${args.join(' ')} exits with the bad option named`, () => {
     const r = bench(...args);
